@@ -1,0 +1,24 @@
+# shellcheck shell=bash
+# Sourced (not run) by scripts/test.sh and scripts/demo.sh.
+# Provides: REPO (repo root), VENV (its .venv), and exports GODOT_BIN.
+# Safe to source from any cwd: the repo root comes from this file's location.
+
+REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$REPO/.venv"
+
+if [[ ! -x $VENV/bin/python ]]; then
+    echo "setup: creating $VENV" >&2
+    python3 -m venv "$VENV"
+fi
+
+# Reinstall only when pyproject.toml changed since the last successful install,
+# so repeated runs stay fast. The stamp lives in .venv, so deleting .venv resets it.
+STAMP="$VENV/.godot-bridge-installed"
+if [[ ! -e $STAMP || $REPO/pyproject.toml -nt $STAMP ]]; then
+    echo "setup: installing godot-bridge (editable, with test extras) into $VENV" >&2
+    "$VENV/bin/pip" install -q -e "$REPO[test]" >&2
+    touch "$STAMP"
+fi
+
+GODOT_BIN=$(bash "$REPO/scripts/install-godot.sh")
+export GODOT_BIN
