@@ -1,0 +1,285 @@
+"""The Python API: `Bridge` turns request dicts into reply dicts through warm engine workers."""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from . import engine as engines
+from . import paths
+from .errors import BridgeError, InvalidPath, from_wire
+from .models import (
+    AnyRequest,
+    MaterialCreate,
+    Request,
+    ResourceDuplicate,
+    ResourceRead,
+    ShapeCreate,
+    StyleBoxCreate,
+    parse_request,
+)
+from .worker import Worker
+
+DEFAULT_TIMEOUT = 60.0
+_F32 = struct.Struct("<f")
+
+
+class Bridge:
+    """Serve requests with one warm engine process per project, reused across calls.
+
+    `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
+    The typed methods (`material_create()`, ...) return the reply of a success and raise the
+    `BridgeError` subclass of an error reply.
+    """
+
+    def __init__(
+        self,
+        godot: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        verbose: bool = False,
+    ) -> None:
+        self._godot = godot
+        self._engine: engines.Engine | None = None
+        self.timeout = timeout
+        self.verbose = verbose
+        self._workers: dict[Path, Worker] = {}
+
+    def __enter__(self) -> Bridge:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every engine process this bridge started."""
+        workers, self._workers = list(self._workers.values()), {}
+        for worker in workers:
+            worker.close()
+
+    # ----- requests --------------------------------------------------------------------------
+
+    def run(self, raw: Any) -> dict[str, Any]:
+        """Serve one request given as a decoded JSON value; return its reply."""
+        try:
+            request = parse_request(raw)
+        except BridgeError as exc:
+            return error_reply(raw, exc)
+        return self.serve(request)
+
+    def serve(self, request: AnyRequest) -> dict[str, Any]:
+        """Serve one validated request; return its reply."""
+        try:
+            root = paths.project_root(request.project_path)
+            message = engine_message(request, root)
+            worker = self._worker(root)
+            answer = worker.call(message, self.timeout)
+        except BridgeError as exc:
+            return error_reply(request, exc)
+        if not answer.get("ok"):
+            return error_reply(request, _as_requested(request, from_wire(answer.get("error") or {})))
+        return ok_reply(request, answer.get("reply") or {})
+
+    def worker_for(self, project_path: str) -> Worker:
+        """Return the warm worker serving a project, starting it if needed."""
+        return self._worker(paths.project_root(project_path))
+
+    def _worker(self, root: Path) -> Worker:
+        worker = self._workers.get(root)
+        if worker is not None and worker.alive:
+            return worker
+        if worker is not None:
+            worker.close()
+        engine = self.engine()
+        worker = Worker(
+            lambda token: engines.worker_argv(engine, root, token),
+            verbose=self.verbose,
+        )
+        worker.start()
+        self._workers[root] = worker
+        return worker
+
+    def engine(self) -> engines.Engine:
+        """Return the Godot binary this bridge uses, found and version-checked once."""
+        if self._engine is None:
+            self._engine = engines.probe(engines.find_godot(self._godot))
+        return self._engine
+
+    # ----- typed methods ---------------------------------------------------------------------
+
+    def resource_read(self, project_path: str, resource_path: str, **fields: Any) -> dict[str, Any]:
+        """Read a saved resource's properties."""
+        return self._typed(ResourceRead, project_path=project_path, resource_path=resource_path, **fields)
+
+    def material_create(
+        self, project_path: str, material_type: str, resource_path: str, **fields: Any
+    ) -> dict[str, Any]:
+        """Create a material and save it."""
+        return self._typed(
+            MaterialCreate,
+            project_path=project_path,
+            material_type=material_type,
+            resource_path=resource_path,
+            **fields,
+        )
+
+    def shape_create(self, project_path: str, shape_type: str, **fields: Any) -> dict[str, Any]:
+        """Create a collision shape; save it and/or assign it to a scene node."""
+        return self._typed(ShapeCreate, project_path=project_path, shape_type=shape_type, **fields)
+
+    def style_box_create(
+        self, project_path: str, style_type: str, resource_path: str, **fields: Any
+    ) -> dict[str, Any]:
+        """Create a UI style box and save it."""
+        return self._typed(
+            StyleBoxCreate,
+            project_path=project_path,
+            style_type=style_type,
+            resource_path=resource_path,
+            **fields,
+        )
+
+    def resource_duplicate(
+        self, project_path: str, source_path: str, dest_path: str, **fields: Any
+    ) -> dict[str, Any]:
+        """Copy a saved resource to a new file, with optional property overrides."""
+        return self._typed(
+            ResourceDuplicate,
+            project_path=project_path,
+            source_path=source_path,
+            dest_path=dest_path,
+            **fields,
+        )
+
+    def _typed(self, model: type[Request], **fields: Any) -> dict[str, Any]:
+        op = model.model_fields["op"].annotation.__args__[0]  # type: ignore[union-attr]
+        reply = self.run({"op": op, **fields})
+        if reply["result"] != "ok":
+            raise from_wire(reply["error"])
+        return reply
+
+
+def engine_message(request: AnyRequest, root: Path) -> dict[str, Any]:
+    """Return what the engine needs of a request: its members with paths made res:// paths."""
+    message: dict[str, Any] = request.model_dump(
+        exclude_none=True, exclude={"id", "project_path", "resource_path", "save_path"}
+    )
+    if request.path_key is not None:
+        suffixes = paths.READABLE_SUFFIXES if isinstance(request, ResourceRead) else paths.RESOURCE_SUFFIXES
+        message.pop("path", None)
+        message["path"] = paths.to_res(
+            root, getattr(request, request.path_key), field=request.path_key, suffixes=suffixes
+        )
+    if isinstance(request, MaterialCreate) and request.shader_path is not None:
+        message["shader_path"] = paths.to_res(
+            root, request.shader_path, field="shader_path", suffixes=paths.SHADER_SUFFIXES
+        )
+    if isinstance(request, ShapeCreate):
+        message.pop("shape_params", None)
+        message["properties"] = request.params
+        for key, suffixes in (("save_path", paths.RESOURCE_SUFFIXES), ("scene_path", paths.SCENE_SUFFIXES)):
+            value = getattr(request, key)
+            if value is not None:
+                message[key] = paths.to_res(root, value, field=key, suffixes=suffixes)
+    if isinstance(request, ResourceDuplicate):
+        message["source_path"] = paths.to_res(
+            root, request.source_path, field="source_path", suffixes=paths.READABLE_SUFFIXES
+        )
+        message["dest_path"] = paths.to_res(
+            root, request.dest_path, field="dest_path", suffixes=paths.RESOURCE_SUFFIXES
+        )
+        if message["dest_path"] == message["source_path"]:
+            raise InvalidPath("dest_path must differ from source_path", field="dest_path")
+    return message
+
+
+def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
+    """Name the main file's member as the request spelled it; the engine always calls it `path`."""
+    key = request.path_key
+    if key is not None and error.field == "path":
+        error.field = key
+        if error.message.startswith("path: "):
+            error.message = f"{key}: " + error.message.removeprefix("path: ")
+    return error
+
+
+def _echo(request: Any) -> dict[str, Any]:
+    """The members every reply repeats from its request: op, id and the path key as written."""
+    if isinstance(request, Request):
+        fields = request.model_dump(exclude_none=True)
+        keys = ["op", "id", *request.path_keys]
+    elif isinstance(request, dict):
+        fields = request
+        keys = ["op", "id", "resource_path", "path", "save_path"]
+    else:
+        fields, keys = {}, []
+    echo: dict[str, Any] = {"op": fields.get("op") if isinstance(fields.get("op"), str) else None}
+    for key in keys[1:]:
+        value = fields.get(key)
+        if key == "id" and isinstance(value, (str, int)) and not isinstance(value, bool):
+            echo["id"] = value
+        elif key != "id" and isinstance(value, str):
+            echo[key] = value
+            break
+    return echo
+
+
+def error_reply(request: Any, error: BridgeError) -> dict[str, Any]:
+    """Return the error reply to `request` (a model, or whatever was received)."""
+    return {**_echo(request), "result": "error", "error": error.to_wire()}
+
+
+def ok_reply(request: AnyRequest, data: dict[str, Any]) -> dict[str, Any]:
+    """Return the success reply to `request` with the engine's data."""
+    reply = _echo(request)
+    if isinstance(request, ShapeCreate):
+        reply["shape_type"] = request.shape_type
+        for key in ("save_path", "scene_path", "node_path"):
+            value = getattr(request, key)
+            if value is not None:
+                reply[key] = value
+    elif isinstance(request, ResourceDuplicate):
+        reply["source_path"] = request.source_path
+        reply["dest_path"] = request.dest_path
+    if "properties" in data:
+        data = {**data, "properties": tidy_floats(data["properties"])}
+    reply.update(data)
+    reply["result"] = "ok"
+    return reply
+
+
+def tidy_floats(value: Any) -> Any:
+    """Print each float as the shortest decimal naming the same 32-bit float, when it is one.
+
+    Resources store 32-bit floats, so the engine reports 0.3 as 0.300000011920929; 0.3 sets the
+    same stored value, so a read → create → read round trip still gives identical JSON.
+    """
+    if isinstance(value, float):
+        return _shortest_float32(value)
+    if isinstance(value, list):
+        return [tidy_floats(item) for item in value]
+    if isinstance(value, dict):
+        return {key: tidy_floats(item) for key, item in value.items()}
+    return value
+
+
+def _shortest_float32(number: float) -> float:
+    try:
+        (single,) = _F32.unpack(_F32.pack(number))
+    except OverflowError:
+        return number
+    if not math.isfinite(single) or abs(single - number) > abs(number) * 1e-7:
+        return number
+    for digits in range(6, 10):
+        short = float(f"{single:.{digits}g}")
+        if _F32.unpack(_F32.pack(short))[0] == single:
+            return short
+    return number

@@ -1,0 +1,195 @@
+"""The `godot-bridge` command: requests in, replies out; stdout carries replies and nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any, Iterator, NoReturn, Sequence
+
+from . import engine as engines
+from . import paths
+from .api import DEFAULT_TIMEOUT, Bridge, error_reply
+from .errors import BridgeError, InvalidJson, Skipped
+from .models import request_schema
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"godot-bridge: {message} (see godot-bridge --help)\n")
+
+
+class UsageError(Exception):
+    """The command line itself is wrong (exit status 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of the whole command line."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--godot", metavar="PATH", help="Godot binary (default: GODOT_BIN, then godot/godot4 on PATH)")
+    common.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
+    common.add_argument("--verbose", action="store_true", help="echo engine output to stderr")
+
+    parser = _Parser(
+        prog="godot-bridge",
+        description="Create and inspect Godot 4 resources through the real headless engine. "
+        "Replies are JSON on stdout; exit status 0 when all are ok, 1 when any is an error, 2 for misuse.",
+        parents=[common],
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    run = commands.add_parser("run", parents=[common], help="serve one request",
+                              description="Serve one request and print its reply as one line of JSON.")
+    run.add_argument("request", nargs="?", default="-",
+                     help="a JSON object, @FILE, or - (default) to read it from stdin")
+    batch = commands.add_parser("batch", parents=[common], help="serve JSON Lines, replies in input order",
+                                description="Serve one request per input line; print one reply per line, in input order.")
+    batch.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - (default) for stdin")
+    batch.add_argument("--stop-on-error", action="store_true",
+                       help="after the first error, answer the remaining requests with 'skipped'")
+    batch.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar on stderr (default: when stderr is a terminal)")
+    commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
+    doctor = commands.add_parser("doctor", parents=[common], help="check the Godot binary and a project")
+    doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.timeout <= 0:
+        return _usage("--timeout must be a positive number of seconds")
+    try:
+        if args.command == "schema":
+            _print(request_schema(), indent=2)
+            return EXIT_OK
+        if args.command == "doctor":
+            return _doctor(args.godot, args.project)
+        with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose) as bridge:
+            if args.command == "run":
+                return _run(bridge, args.request)
+            return _batch(bridge, args.file, args.stop_on_error, _want_progress(args.progress))
+    except UsageError as exc:
+        return _usage(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(bridge: Bridge, source: str) -> int:
+    if source.startswith("@"):
+        text = _read_file(source[1:]).decode("utf-8", "replace")
+    elif source == "-":
+        text = sys.stdin.buffer.read().decode("utf-8", "replace")
+    else:
+        text = source
+    reply = _serve_line(bridge, text)
+    _print(reply)
+    return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
+
+
+def _batch(bridge: Bridge, source: str, stop_on_error: bool, progress: bool) -> int:
+    stream: IO[bytes] = sys.stdin.buffer if source == "-" else _open(source)
+    failed = False
+    with stream:
+        lines = _request_lines(stream)
+        for count, line in enumerate(lines, 1):
+            if failed and stop_on_error:
+                reply = error_reply(_loads_or_none(line), Skipped("skipped: an earlier request failed and --stop-on-error is set"))
+            else:
+                reply = _serve_line(bridge, line)
+            failed = failed or reply["result"] != "ok"
+            _print(reply)
+            if progress:
+                _progress(count, failed)
+    if progress:
+        sys.stderr.write("\n")
+    return EXIT_ERROR if failed else EXIT_OK
+
+
+def _request_lines(stream: IO[bytes]) -> Iterator[str]:
+    for raw in stream:
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = "\0invalid utf-8"
+        if line.strip():
+            yield line
+
+
+def _serve_line(bridge: Bridge, text: str) -> dict[str, Any]:
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        shown = "not UTF-8" if text.startswith("\0") else "not valid JSON"
+        return error_reply(None, InvalidJson(f"the request is {shown}; send one JSON object"))
+    if not isinstance(raw, dict):
+        return error_reply(None, InvalidJson(f"the request is a JSON {type(raw).__name__}, not an object"))
+    return bridge.run(raw)
+
+
+def _loads_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _doctor(godot: str | None, project: str | None) -> int:
+    report: dict[str, Any] = {"op": "doctor"}
+    ok = True
+    try:
+        found = engines.probe(engines.find_godot(godot))
+        report["godot"] = {"path": found.path, "version": found.version, "supported": True}
+    except BridgeError as exc:
+        report["godot"] = {"supported": False, "error": exc.to_wire()}
+        ok = False
+    if project is not None:
+        try:
+            root = paths.project_root(project)
+            imported = (root / ".godot" / "imported").is_dir()
+            report["project"] = {"path": str(root), "valid": True, "imported": imported}
+        except BridgeError as exc:
+            report["project"] = {"path": project, "valid": False, "error": exc.to_wire()}
+            ok = False
+    report["result"] = "ok" if ok else "error"
+    _print(report)
+    return EXIT_OK if ok else EXIT_ERROR
+
+
+def _want_progress(flag: bool | None) -> bool:
+    return sys.stderr.isatty() if flag is None else flag
+
+
+def _progress(count: int, failed: bool) -> None:
+    sys.stderr.write(f"\rgodot-bridge: {count} requests served{' (with errors)' if failed else ''}")
+    sys.stderr.flush()
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _open(path: str) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _print(value: Any, indent: int | None = None) -> None:
+    separators = (",", ":") if indent is None else None
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=indent, separators=separators) + "\n")
+    sys.stdout.flush()
+
+
+def _usage(message: str) -> int:
+    sys.stderr.write(f"godot-bridge: {message}\n")
+    return EXIT_USAGE
+

@@ -1,0 +1,131 @@
+"""Find the Godot binary, check its version, and build the worker's command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import EngineNotFound, EngineUnsupported
+
+MIN_VERSION = (4, 3)
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+_PROBE_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A Godot binary known to be usable."""
+
+    path: str
+    version: str
+
+    @property
+    def version_tuple(self) -> tuple[int, int, int]:
+        """Return (major, minor, patch) of the engine."""
+        return parse_version(self.version)
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """Return (major, minor, patch) from `godot --version` output, or (0, 0, 0) if unreadable."""
+    match = _VERSION.match(text.strip())
+    if not match:
+        return (0, 0, 0)
+    major, minor, patch = match.groups()
+    return (int(major), int(minor), int(patch or 0))
+
+
+def find_godot(explicit: str | None = None, environ: dict[str, str] | None = None) -> str:
+    """Return the Godot binary named by --godot, else GODOT_BIN, else godot/godot4 on PATH."""
+    env = os.environ if environ is None else environ
+    for source, candidate in (("--godot", explicit), ("GODOT_BIN", env.get("GODOT_BIN"))):
+        if candidate:
+            found = shutil.which(candidate)
+            if found is None:
+                raise EngineNotFound(f"{source} names {candidate!r}, which is not an executable file")
+            return found
+    for name in ("godot", "godot4"):
+        found = shutil.which(name, path=env.get("PATH"))
+        if found:
+            return found
+    raise EngineNotFound(
+        "no Godot binary found: pass --godot PATH, set GODOT_BIN, or put godot on PATH "
+        "(scripts/install-godot.sh installs one)"
+    )
+
+
+def probe(path: str) -> Engine:
+    """Return the engine at `path` after checking it is Godot 4.3 or newer (cached per binary)."""
+    stat = os.stat(path)
+    key = f"{os.path.realpath(path)}|{stat.st_size}|{stat.st_mtime_ns}"
+    cache = _cache_file()
+    known = _read_cache(cache)
+    version = known.get(key)
+    if version is None:
+        version = _run_version(path)
+        known[key] = version
+        _write_cache(cache, known)
+    engine = Engine(path=path, version=version)
+    if engine.version_tuple < (*MIN_VERSION, 0):
+        raise EngineUnsupported(
+            f"{path} is Godot {version or 'of unknown version'}; godot-bridge needs Godot "
+            f"{MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
+        )
+    return engine
+
+
+def _run_version(path: str) -> str:
+    try:
+        done = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineNotFound(f"{path} could not be run to ask its version: {exc}") from None
+    lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1].strip() if lines else ""
+
+
+def _cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "godot-bridge" / "engines.json"
+
+
+def _read_cache(cache: Path) -> dict[str, str]:
+    try:
+        data = json.loads(cache.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _write_cache(cache: Path, known: dict[str, str]) -> None:
+    # A cache that cannot be written only costs a version probe next time.
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=cache.parent, delete=False, suffix=".tmp") as f:
+            json.dump(known, f)
+        os.replace(f.name, cache)
+    except OSError:
+        pass
+
+
+def gdscript_dir() -> Path:
+    """Return the folder of the engine-side scripts: inside the installed package, or the repo's."""
+    here = Path(__file__).resolve().parent
+    installed = here / "gdscript"
+    return installed if installed.is_dir() else here.parent / "gdscript"
+
+
+def worker_argv(engine: Engine, project: Path, token: str) -> list[str]:
+    """Return the command line of one headless worker serving `project`."""
+    entry = gdscript_dir() / "main.gd"
+    return [engine.path, "--headless", "--path", str(project), "-s", str(entry), "--", token]

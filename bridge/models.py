@@ -1,0 +1,247 @@
+"""Request models: one per operation, a discriminated union on `op`, built once at import."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from .errors import InvalidRequest, InvalidType
+
+SHAPE_TYPES_3D = (
+    "BoxShape3D",
+    "SphereShape3D",
+    "CapsuleShape3D",
+    "CylinderShape3D",
+    "ConcavePolygonShape3D",
+    "ConvexPolygonShape3D",
+    "WorldBoundaryShape3D",
+    "SeparationRayShape3D",
+    "HeightMapShape3D",
+)
+SHAPE_TYPES_2D = (
+    "CircleShape2D",
+    "RectangleShape2D",
+    "CapsuleShape2D",
+    "SegmentShape2D",
+    "ConvexPolygonShape2D",
+    "ConcavePolygonShape2D",
+    "WorldBoundaryShape2D",
+    "SeparationRayShape2D",
+)
+SHAPE_TYPES = SHAPE_TYPES_3D + SHAPE_TYPES_2D
+STYLE_TYPES = ("StyleBoxFlat", "StyleBoxTexture", "StyleBoxLine", "StyleBoxEmpty")
+
+Properties = dict[str, Any]
+"""Property name to JSON value; the engine converts each value by the property's own type."""
+
+
+class Request(BaseModel):
+    """Members every request has."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    path_keys: ClassVar[tuple[str, ...]] = ()
+    """The members naming the main file, primary spelling first; a reply echoes the one used."""
+
+    id: str | int | None = Field(None, description="Any caller-chosen id; the reply echoes it.")
+    project_path: str = Field(description="Absolute path of the Godot project directory.")
+    allow_scripts: bool = Field(
+        False,
+        description="Allow loading resources that carry a script (loading would run its code).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_absent(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+    @model_validator(mode="after")
+    def _one_path_spelling(self) -> Request:
+        if self.path_keys:
+            given = [key for key in self.path_keys if getattr(self, key) is not None]
+            if len(given) > 1:
+                raise ValueError(f"give the path once, as {' or '.join(given)}, not both")
+            if not given:
+                raise ValueError(f"{self.path_keys[0]} is required")
+        return self
+
+    @property
+    def path_key(self) -> str | None:
+        """Return the member that names the main file, as the request spelled it."""
+        return next((key for key in self.path_keys if getattr(self, key) is not None), None)
+
+
+class ResourceRead(Request):
+    """Read properties of a saved resource (`.tres`, `.res`, or a `.tscn` scene's root)."""
+
+    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "path")
+
+    op: Literal["resource_read"]
+    resource_path: str | None = Field(None, description="Resource file, relative to the project.")
+    path: str | None = Field(None, description="Variant spelling of resource_path.")
+    depth: int = Field(1, ge=0, description="Levels of nested resources expanded into objects.")
+    properties: list[str] | None = Field(
+        None, description="Return exactly these properties, defaults included."
+    )
+    include_defaults: bool = Field(False, description="Return every stored property.")
+
+
+class MaterialCreate(Request):
+    """Create a material (any Material subclass, or PhysicsMaterial) and save it."""
+
+    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
+
+    op: Literal["material_create"]
+    material_type: str = Field(description="Engine class name, e.g. StandardMaterial3D.")
+    resource_path: str | None = Field(None, description="Where to save, a .tres file.")
+    save_path: str | None = Field(None, description="Variant spelling of resource_path.")
+    properties: Properties | None = Field(None, description="Properties set after creation.")
+    shader_path: str | None = Field(
+        None, description="ShaderMaterial only: a .gdshader assigned before the properties."
+    )
+
+    @model_validator(mode="after")
+    def _shader_only_for_shader_material(self) -> MaterialCreate:
+        if self.shader_path is not None and self.material_type != "ShaderMaterial":
+            raise ValueError(
+                f"shader_path goes with material_type ShaderMaterial, not {self.material_type}"
+            )
+        return self
+
+
+class ShapeCreate(Request):
+    """Create a collision shape; optionally save it and/or assign it to a scene node."""
+
+    path_keys: ClassVar[tuple[str, ...]] = ()
+
+    op: Literal["shape_create"]
+    shape_type: str = Field(
+        description="One of the listed shape classes.",
+        json_schema_extra={"enum": list(SHAPE_TYPES)},
+    )
+    shape_params: Properties | None = Field(None, description="Properties of the shape.")
+    properties: Properties | None = Field(None, description="Variant spelling of shape_params.")
+    save_path: str | None = Field(None, description="Save the shape as this .tres file.")
+    scene_path: str | None = Field(None, description="Scene (.tscn) whose node gets the shape.")
+    node_path: str | None = Field(
+        None, description="CollisionShape2D/3D node in that scene; required with scene_path."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ShapeCreate:
+        if self.shape_type not in SHAPE_TYPES:
+            raise InvalidType(
+                f"shape_type {self.shape_type!r} is not a shape class this tool creates; "
+                f"use one of {', '.join(SHAPE_TYPES)}",
+                field="shape_type",
+            )
+        if self.shape_params is not None and self.properties is not None:
+            raise ValueError("give the shape's properties once, as shape_params or properties")
+        if self.scene_path is not None and self.node_path is None:
+            raise ValueError("node_path is required when scene_path is set")
+        if self.node_path is not None and self.scene_path is None:
+            raise ValueError("node_path needs scene_path")
+        return self
+
+    @property
+    def params(self) -> Properties:
+        """Return the shape's properties, whichever spelling carried them."""
+        return self.shape_params or self.properties or {}
+
+
+class StyleBoxCreate(Request):
+    """Create a UI style box and save it."""
+
+    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
+
+    op: Literal["style_box_create"]
+    style_type: str = Field(
+        description="One of the four style box classes.",
+        json_schema_extra={"enum": list(STYLE_TYPES)},
+    )
+    resource_path: str | None = Field(None, description="Where to save, a .tres file.")
+    save_path: str | None = Field(None, description="Variant spelling of resource_path.")
+    properties: Properties | None = Field(None, description="Properties set after creation.")
+
+    @model_validator(mode="after")
+    def _check_type(self) -> StyleBoxCreate:
+        if self.style_type not in STYLE_TYPES:
+            raise InvalidType(
+                f"style_type {self.style_type!r} is not a style box class; "
+                f"use one of {', '.join(STYLE_TYPES)}",
+                field="style_type",
+            )
+        return self
+
+
+class ResourceDuplicate(Request):
+    """Copy a saved resource to a new file, optionally overriding properties on the copy."""
+
+    op: Literal["resource_duplicate"]
+    source_path: str = Field(description="Resource to copy, relative to the project.")
+    dest_path: str = Field(description="Where the copy is saved, a .tres file.")
+    deep_copy: bool = Field(
+        False, description="Copy nested resources into the file instead of sharing them."
+    )
+    property_overrides: Properties | None = Field(
+        None, description="Properties set on the copy; all others keep the source's values."
+    )
+
+
+AnyRequest = Annotated[
+    Union[ResourceRead, MaterialCreate, ShapeCreate, StyleBoxCreate, ResourceDuplicate],
+    Field(discriminator="op"),
+]
+REQUEST_ADAPTER: TypeAdapter[AnyRequest] = TypeAdapter(AnyRequest)
+OPERATIONS = ("resource_read", "material_create", "shape_create", "style_box_create", "resource_duplicate")
+
+
+def request_schema() -> dict[str, Any]:
+    """Return the JSON Schema of every request."""
+    return REQUEST_ADAPTER.json_schema()
+
+
+def parse_request(raw: Any) -> AnyRequest:
+    """Validate a decoded JSON value as a request, or raise the error its reply should carry."""
+    if not isinstance(raw, dict):
+        raise InvalidRequest(f"a request is a JSON object, not {type(raw).__name__}")
+    op = raw.get("op")
+    if op not in OPERATIONS:
+        shown = "missing" if op is None else repr(op)
+        raise InvalidRequest(
+            f"op is {shown}; use one of {', '.join(OPERATIONS)}", field="op"
+        )
+    try:
+        return REQUEST_ADAPTER.validate_python(raw)
+    except ValidationError as exc:
+        raise _request_error(exc) from None
+
+
+def _request_error(exc: ValidationError) -> InvalidRequest | InvalidType:
+    first = exc.errors(include_url=False)[0]
+    ctx_error = first.get("ctx", {}).get("error")
+    if isinstance(ctx_error, InvalidType):
+        return ctx_error
+    loc = [str(part) for part in first["loc"] if not str(part).startswith(("function-", "op"))]
+    # The discriminated union puts the op name first in every location; drop it.
+    if loc and loc[0] in OPERATIONS:
+        loc = loc[1:]
+    field = loc[0] if loc else None
+    where = ".".join(loc)
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        return InvalidRequest(f"unknown member {where!r}", field=field)
+    if kind == "missing":
+        return InvalidRequest(f"{where} is required", field=field)
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if where:
+        message = f"{where}: {message} (got {_shown(first.get('input'))})"
+    return InvalidRequest(message, field=field)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,81 @@
+"""Confine request paths to the project: pure functions, no I/O beyond realpath and stat."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from .errors import InvalidPath, PathOutsideProject, ProjectNotFound
+
+RESOURCE_SUFFIXES = (".tres",)
+READABLE_SUFFIXES = (".tres", ".res", ".tscn", ".scn")
+SHADER_SUFFIXES = (".gdshader",)
+SCENE_SUFFIXES = (".tscn",)
+
+_NAME_MAX = 255
+_PATH_MAX = 4096
+
+
+def project_root(project_path: str) -> Path:
+    """Return the real path of a Godot project directory, or raise ProjectNotFound."""
+    field = "project_path"
+    if "\0" in project_path:
+        raise ProjectNotFound("project_path contains a NUL byte", field=field)
+    if not os.path.isabs(project_path):
+        raise ProjectNotFound(
+            f"project_path must be absolute, got {project_path!r}", field=field
+        )
+    if len(project_path) > _PATH_MAX:
+        raise ProjectNotFound("project_path is longer than the system allows", field=field)
+    root = Path(os.path.realpath(project_path))
+    if not root.is_dir():
+        raise ProjectNotFound(f"project_path {project_path!r} is not a directory", field=field)
+    if not (root / "project.godot").is_file():
+        raise ProjectNotFound(
+            f"{project_path!r} is not a Godot project: it has no project.godot", field=field
+        )
+    return root
+
+
+def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> str:
+    """Return `value` as a normalised `res://` path inside `root`, or raise why it is refused."""
+    relative = _relative(value, field)
+    if not relative.lower().endswith(suffixes):
+        raise InvalidPath(
+            f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
+        )
+    real = os.path.realpath(root / relative)
+    if os.path.commonpath([real, root]) != str(root):
+        raise PathOutsideProject(
+            f"{field} {value!r} resolves outside the project (to {real})", field=field
+        )
+    inside = Path(real).relative_to(root).as_posix()
+    for candidate in (relative, inside):
+        if candidate == "project.godot" or candidate.split("/")[0] == ".godot":
+            raise InvalidPath(
+                f"{field} {value!r} points at the engine's own files (project.godot or .godot/)",
+                field=field,
+            )
+    return "res://" + relative
+
+
+def _relative(value: str, field: str) -> str:
+    if "\0" in value:
+        raise InvalidPath(f"{field} contains a NUL byte", field=field)
+    text = value[len("res://"):] if value.startswith("res://") else value
+    if not text.strip():
+        raise InvalidPath(f"{field} is empty", field=field)
+    if "://" in text or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
+        raise InvalidPath(
+            f"{field} {value!r} must be relative to the project (or start with res://)",
+            field=field,
+        )
+    if len(text) > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in text.split("/")):
+        raise InvalidPath(f"{field} {value[:60]!r}... is longer than the system allows", field=field)
+    normal = posixpath.normpath(text)
+    if normal == ".." or normal.startswith("../"):
+        raise PathOutsideProject(f"{field} {value!r} leads outside the project", field=field)
+    if normal == ".":
+        raise InvalidPath(f"{field} {value!r} names the project folder, not a file", field=field)
+    return normal

@@ -1,0 +1,56 @@
+extends SceneTree
+## Entry of a godot-bridge worker: serve framed requests from stdin until stdin ends.
+##
+## In: `<byte length>\n<JSON>` on stdin. Out: `<token> <byte length> <JSON>\n` on stderr, which the
+## engine always flushes (stdout is left to project scripts and engine chatter). The token comes as
+## the first user argument; nothing else this process prints can contain it.
+
+const Job = preload("job.gd")
+const OPERATIONS: Dictionary = {
+	"resource_read": preload("ops/resource_read.gd"),
+	"material_create": preload("ops/material_create.gd"),
+}
+
+var _token: String = ""
+
+
+func _initialize() -> void:
+	var args: PackedStringArray = OS.get_cmdline_user_args()
+	_token = args[0] if args.size() > 0 else ""
+	_send({"seq": 0, "ready": true, "version": Engine.get_version_info().string})
+
+
+func _process(_delta: float) -> bool:
+	var header: String = OS.read_string_from_stdin(64).strip_edges()
+	if header.is_empty():
+		return true
+	var payload: PackedByteArray = OS.read_buffer_from_stdin(header.to_int())
+	var request: Variant = JSON.parse_string(payload.get_string_from_utf8())
+	if typeof(request) != TYPE_DICTIONARY:
+		_send({"seq": -1, "ok": false, "error": {"code": Job.INVALID_JSON, "message": "the engine received a request that is not a JSON object"}})
+		return false
+	_send(_serve(request))
+	return false
+
+
+func _serve(request: Dictionary) -> Dictionary:
+	var job: Job = Job.new(request)
+	var operation: Variant = OPERATIONS.get(request.get("op", ""))
+	var reply: Dictionary = {}
+	if operation == null:
+		job.fail(Job.INVALID_REQUEST, "the engine has no operation %s" % JSON.stringify(request.get("op")), "op")
+	else:
+		reply = operation.run(request, job)
+	var framed: Dictionary = {"seq": request.get("seq", -1)}
+	if job.failed():
+		framed["ok"] = false
+		framed["error"] = job.to_wire()
+	else:
+		framed["ok"] = true
+		framed["reply"] = reply
+	return framed
+
+
+func _send(message: Dictionary) -> void:
+	var text: String = JSON.stringify(message, "", false)
+	printerr("%s %d %s" % [_token, text.to_utf8_buffer().size(), text])

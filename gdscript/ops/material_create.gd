@@ -1,0 +1,34 @@
+extends RefCounted
+## material_create: instantiate a Material subclass (or PhysicsMaterial), set properties, save.
+
+const Job = preload("../job.gd")
+const Props = preload("../props.gd")
+const Resources = preload("../resources.gd")
+const Saving = preload("../saving.gd")
+
+
+static func run(request: Dictionary, job: Job) -> Dictionary:
+	var type: String = request["material_type"]
+	if not is_material_class(type):
+		job.fail(Job.INVALID_TYPE, "material_type %s is not a material class the engine can create" % JSON.stringify(type), "material_type")
+		return {}
+	var material: Resource = ClassDB.instantiate(type)
+	if request.has("shader_path"):
+		var shader: Resource = Resources.load_fresh(request["shader_path"], job, "shader_path")
+		if job.failed():
+			return {}
+		if not shader is Shader:
+			job.fail(Job.INVALID_VALUE, "shader_path %s is a %s, not a shader" % [request["shader_path"], shader.get_class()], "shader_path")
+			return {}
+		material.set("shader", shader)
+	Props.apply(material, request.get("properties", {}), job, "properties")
+	if not job.failed():
+		Saving.save(material, request["path"], job, "path")
+	return {"type": type}
+
+
+## PhysicsMaterial is listed among the materials although the engine does not derive it from Material.
+static func is_material_class(type: String) -> bool:
+	if not ClassDB.class_exists(type) or not ClassDB.can_instantiate(type):
+		return false
+	return type == "PhysicsMaterial" or ClassDB.is_parent_class(type, "Material")

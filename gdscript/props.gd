@@ -1,0 +1,110 @@
+extends RefCounted
+## Set properties from JSON (checked, converted, verified) and read them back as JSON.
+
+const Job = preload("job.gd")
+const Codec = preload("codec.gd")
+
+## Members a request may never set: they would attach code or move the file.
+const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
+const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
+
+
+## The settable properties of `target`, name -> info, in the engine's order.
+static func infos(target: Object) -> Dictionary:
+	var found: Dictionary = {}
+	for info: Dictionary in target.get_property_list():
+		if info["usage"] & _NOT_A_PROPERTY == 0:
+			found[info["name"]] = info
+	return found
+
+
+## Convert and set every entry of `values` on `target`; `member` names the request member.
+static func apply(target: Object, values: Dictionary, job: Job, member: String) -> void:
+	var known: Dictionary = infos(target)
+	for name: Variant in values:
+		if typeof(name) != TYPE_STRING:
+			job.fail(Job.INVALID_REQUEST, "%s has a key that is not a string" % member, member)
+			return
+		if name in FORBIDDEN:
+			job.fail(Job.FORBIDDEN_PROPERTY, "%s may not set %s: it would attach code or move the file" % [member, name], member)
+			return
+		if not known.has(name):
+			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())], member)
+			return
+		var where: String = "%s.%s" % [member, name]
+		var value: Variant = Codec.decode(values[name], known[name], target.get_class(), job, where)
+		if job.failed():
+			return
+		target.set(name, value)
+		if not same(target.get(name), value):
+			job.fail(Job.INVALID_VALUE, "%s: the engine did not accept %s for %s.%s (it reads back %s)" % [where, JSON.stringify(values[name]), target.get_class(), name, JSON.stringify(Codec.encode(target.get(name), 0))], member)
+			return
+
+
+## The stored properties of `target` that differ from their defaults (all of them with `everything`).
+static func stored(target: Object, depth: int, stack: Array, everything: bool) -> Dictionary:
+	var out: Dictionary = {}
+	for info: Dictionary in target.get_property_list():
+		var name: String = info["name"]
+		if info["usage"] & PROPERTY_USAGE_STORAGE == 0 or name in FORBIDDEN or name == "resource_name" and target.get(name) == "":
+			continue
+		var value: Variant = target.get(name)
+		if everything or not _is_default(target, name, value):
+			out[name] = Codec.encode(value, depth, stack)
+	return out
+
+
+## Exactly the properties named, defaults included.
+static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictionary:
+	var known: Dictionary = infos(target)
+	var out: Dictionary = {}
+	for name: Variant in names:
+		if not known.has(name):
+			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(str(name), known.keys())], "properties")
+			return {}
+		out[name] = Codec.encode(target.get(name), depth, [target])
+	return out
+
+
+static func _is_default(target: Object, name: String, value: Variant) -> bool:
+	var default: Variant = null
+	if target.property_can_revert(name):
+		default = target.property_get_revert(name)
+	else:
+		default = ClassDB.class_get_property_default_value(target.get_class(), name)
+	return typeof(default) == typeof(value) and same(default, value)
+
+
+## Whether two values are equal, floats compared as the engine stores them (32-bit).
+static func same(a: Variant, b: Variant) -> bool:
+	if typeof(a) in [TYPE_NIL, TYPE_OBJECT] and typeof(b) in [TYPE_NIL, TYPE_OBJECT]:
+		return a == b
+	if typeof(a) != typeof(b):
+		return false
+	match typeof(a):
+		TYPE_FLOAT:
+			return is_equal_approx(a, b) or (is_nan(a) and is_nan(b))
+		TYPE_VECTOR2, TYPE_VECTOR3, TYPE_VECTOR4, TYPE_COLOR, TYPE_QUATERNION, TYPE_PLANE, \
+		TYPE_RECT2, TYPE_AABB, TYPE_BASIS, TYPE_TRANSFORM2D, TYPE_TRANSFORM3D:
+			return a.is_equal_approx(b)
+		TYPE_ARRAY, TYPE_PACKED_FLOAT32_ARRAY, TYPE_PACKED_FLOAT64_ARRAY, TYPE_PACKED_VECTOR2_ARRAY, \
+		TYPE_PACKED_VECTOR3_ARRAY, TYPE_PACKED_COLOR_ARRAY, TYPE_PACKED_VECTOR4_ARRAY:
+			if a.size() != b.size():
+				return false
+			for i: int in a.size():
+				if not same(a[i], b[i]):
+					return false
+			return true
+	return a == b
+
+
+## "; did you mean ..." with the closest known names, or "".
+static func suggest(name: String, known: Array) -> String:
+	var scored: Array = []
+	for candidate: Variant in known:
+		var score: float = name.similarity(str(candidate))
+		if score > 0.4:
+			scored.append([score, str(candidate)])
+	scored.sort_custom(func(x: Array, y: Array) -> bool: return x[0] > y[0])
+	var best: Array = scored.slice(0, 3).map(func(pair: Array) -> String: return pair[1])
+	return "; did you mean %s?" % ", ".join(best) if not best.is_empty() else ""

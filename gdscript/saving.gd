@@ -1,0 +1,96 @@
+extends RefCounted
+## Save resources atomically, keeping UIDs: write a temp file beside the target, fix its UIDs,
+## rename it over the target. A failure at any step leaves the target as it was and no temp file.
+
+const Job = preload("job.gd")
+
+static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
+static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
+
+
+## Save `resource` as res:// `path`; `where` names the request member for errors.
+static func save(resource: Resource, path: String, job: Job, where: String) -> void:
+	var folder: String = path.get_base_dir()
+	var made: String = _make_folders(folder, job, where)
+	if job.failed():
+		return
+	var uid: String = uid_of(path)
+	if uid.is_empty():
+		uid = ResourceUID.id_to_text(ResourceUID.create_id())
+	var temp: String = "%s/.%s.%d.tmp.%s" % [folder, path.get_file(), randi(), path.get_extension()]
+	var err: Error = ResourceSaver.save(resource, temp)
+	if err == OK:
+		err = _stamp_uids(temp, uid)
+	if err == OK:
+		err = DirAccess.rename_absolute(temp, path)
+	if err != OK:
+		DirAccess.remove_absolute(temp)
+		_remove_made(made, folder)
+		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, error_string(err)], where)
+
+
+## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
+static func uid_of(path: String) -> String:
+	for candidate: String in [path + ".import", path + ".uid", path]:
+		if not FileAccess.file_exists(candidate):
+			continue
+		var file: FileAccess = FileAccess.open(candidate, FileAccess.READ)
+		if file == null:
+			return ""
+		var head: String = file.get_buffer(4096).get_string_from_utf8()
+		var at: int = head.find("uid://")
+		if at < 0 or candidate == path and not head.begins_with("[gd_"):
+			return ""
+		return head.substr(at, head.find("\"", at) - at).strip_edges() if head.find("\"", at) > 0 else head.substr(at).strip_edges()
+	return ""
+
+
+## Give the saved file its own uid and every external reference its target's uid.
+static func _stamp_uids(temp: String, uid: String) -> Error:
+	var text: String = FileAccess.get_file_as_string(temp)
+	if text.is_empty():
+		return FileAccess.get_open_error() if FileAccess.get_open_error() != OK else ERR_FILE_CORRUPT
+	var newline: int = text.find("\n")
+	var header: String = _uid_attr.sub(text.substr(0, newline), "")
+	header = header.trim_suffix("]") + " uid=\"%s\"]" % uid
+	var body: String = text.substr(newline)
+	var patched: String = ""
+	var last: int = 0
+	for found: RegExMatch in _ext_line.search_all(body):
+		var target_uid: String = uid_of(found.get_string(2))
+		if target_uid.is_empty() or found.get_string(0).contains(" uid=\""):
+			continue
+		patched += body.substr(last, found.get_start() - last)
+		patched += "[ext_resource %suid=\"%s\" path=\"%s\"%s]" % [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
+		last = found.get_end()
+	patched += body.substr(last)
+	var file: FileAccess = FileAccess.open(temp, FileAccess.WRITE)
+	if file == null:
+		return FileAccess.get_open_error()
+	file.store_string(header + patched)
+	file.close()
+	return file.get_error() if file.get_error() != ERR_FILE_EOF else OK
+
+
+## Create missing folders up to `folder`; return the outermost one created ("" if none).
+static func _make_folders(folder: String, job: Job, where: String) -> String:
+	var outermost: String = ""
+	var probe: String = folder
+	while not DirAccess.dir_exists_absolute(probe) and probe != "res://":
+		outermost = probe
+		probe = probe.get_base_dir()
+	if outermost.is_empty():
+		return ""
+	var err: Error = DirAccess.make_dir_recursive_absolute(folder)
+	if err != OK:
+		job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, folder, error_string(err)], where)
+	return outermost
+
+
+static func _remove_made(outermost: String, folder: String) -> void:
+	if outermost.is_empty():
+		return
+	var current: String = folder
+	while current.length() >= outermost.length():
+		DirAccess.remove_absolute(current)
+		current = current.get_base_dir()

@@ -1,0 +1,66 @@
+"""Shared fixtures: the real Godot binary, a fresh copy of the fixture project, a Bridge, the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from bridge import Bridge
+from bridge.engine import find_godot
+from bridge.errors import EngineNotFound
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).parent.parent
+
+
+@pytest.fixture(scope="session")
+def godot_bin() -> str:
+    """The Godot binary under test. Missing Godot fails the run: engine tests are never skipped."""
+    try:
+        return find_godot()
+    except EngineNotFound as exc:
+        pytest.fail(f"engine tests need Godot (run scripts/test.sh, or set GODOT_BIN): {exc}")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh copy of tests/fixtures/project."""
+    target = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project", target)
+    return target
+
+
+@pytest.fixture
+def bridge(godot_bin: str) -> Iterator[Bridge]:
+    with Bridge(godot_bin, timeout=60) as b:
+        yield b
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file under `root` (relative path -> sha256), to show a request changed nothing."""
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
+
+
+def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `python -m bridge ARGS` and capture its output as text."""
+    env = dict(os.environ)
+    if godot is not None:
+        env["GODOT_BIN"] = godot
+    data = input.encode() if isinstance(input, str) else input
+    done = subprocess.run([sys.executable, "-m", "bridge", *args], input=data, capture_output=True,
+                          env=env, timeout=timeout, cwd=REPO)
+    return subprocess.CompletedProcess(done.args, done.returncode,
+                                       done.stdout.decode("utf-8", "replace"),
+                                       done.stderr.decode("utf-8", "replace"))
