@@ -26,19 +26,28 @@ class UsageError(Exception):
     """The command line itself is wrong (exit status 2)."""
 
 
+def _global_options(top: bool) -> argparse.ArgumentParser:
+    """The options accepted before and after the command; only the top level sets defaults,
+    so that `godot-bridge --godot X run` is not undone by the command's own default."""
+    default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--godot", metavar="PATH", default=default(None),
+                         help="Godot binary (default: GODOT_BIN, then godot/godot4 on PATH)")
+    options.add_argument("--timeout", type=float, default=default(DEFAULT_TIMEOUT), metavar="SECONDS",
+                         help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
+    options.add_argument("--verbose", action="store_true", default=default(False),
+                         help="echo engine output to stderr")
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of the whole command line."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--godot", metavar="PATH", help="Godot binary (default: GODOT_BIN, then godot/godot4 on PATH)")
-    common.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
-    common.add_argument("--verbose", action="store_true", help="echo engine output to stderr")
-
+    common = _global_options(top=False)
     parser = _Parser(
         prog="godot-bridge",
         description="Create and inspect Godot 4 resources through the real headless engine. "
         "Replies are JSON on stdout; exit status 0 when all are ok, 1 when any is an error, 2 for misuse.",
-        parents=[common],
+        parents=[_global_options(top=True)],
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", parents=[common], help="serve one request",

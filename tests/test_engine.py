@@ -1,0 +1,105 @@
+"""Engine discovery and the 4.3+ version gate, against the real binary and stand-ins for older ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from bridge import Bridge
+from bridge.engine import find_godot, parse_version, probe
+from bridge.errors import EngineNotFound, EngineUnsupported
+from conftest import run_cli
+
+pytestmark = pytest.mark.godot
+
+
+def fake_godot(folder: Path, version: str, name: str = "godot") -> Path:
+    """A script that answers --version like a Godot of `version` would."""
+    path = folder / name
+    path.write_text(f"#!/bin/sh\necho 'Godot Engine v{version} - https://godotengine.org' >&2\necho '{version}'\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def test_real_engine_is_found_and_supported(godot_bin: str) -> None:
+    engine = probe(godot_bin)
+    assert engine.version_tuple >= (4, 3, 0)
+    assert engine.version.startswith(f"{engine.version_tuple[0]}.{engine.version_tuple[1]}")
+
+
+def test_explicit_binary_wins_over_env_and_path(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    explicit = fake_godot(tmp_path / "a", "4.5.stable")
+    other = tmp_path / "b"
+    other.mkdir()
+    env_bin = fake_godot(other, "4.4.stable", "godot-env")
+    on_path = fake_godot(other, "4.3.stable")
+    environ = {"GODOT_BIN": str(env_bin), "PATH": str(other)}
+    assert find_godot(str(explicit), environ) == str(explicit)
+    assert find_godot(None, environ) == str(env_bin)
+    assert find_godot(None, {"PATH": str(other)}) == str(on_path)
+
+
+def test_godot4_name_is_found_on_path(tmp_path: Path) -> None:
+    binary = fake_godot(tmp_path, "4.3.stable", "godot4")
+    assert find_godot(None, {"PATH": str(tmp_path)}) == str(binary)
+
+
+def test_no_binary_is_engine_not_found(tmp_path: Path) -> None:
+    with pytest.raises(EngineNotFound, match="GODOT_BIN"):
+        find_godot(None, {"PATH": str(tmp_path)})
+    with pytest.raises(EngineNotFound, match="not an executable"):
+        find_godot(str(tmp_path / "missing"), {})
+
+
+@pytest.mark.parametrize("version", ["4.2.2.stable.official", "3.5.3.stable", "garbage"])
+def test_old_or_unknown_engine_is_unsupported(tmp_path: Path, version: str) -> None:
+    with pytest.raises(EngineUnsupported, match="4.3 or newer"):
+        probe(str(fake_godot(tmp_path, version)))
+
+
+def test_version_parsing() -> None:
+    assert parse_version("4.6.3.stable.debian4.6.3+ds-3") == (4, 6, 3)
+    assert parse_version("4.3.stable.official.77dcf97d8") == (4, 3, 0)
+    assert parse_version("") == (0, 0, 0)
+
+
+def test_unsupported_engine_is_an_error_reply(tmp_path: Path, project: Path) -> None:
+    old = fake_godot(tmp_path, "4.2.stable")
+    request = {"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"}
+    with Bridge(str(old)) as bridge:
+        reply = bridge.run(request)
+    assert reply["result"] == "error"
+    assert reply["error"]["code"] == "engine_unsupported"
+
+
+def test_missing_engine_through_cli(tmp_path: Path, project: Path) -> None:
+    request = json.dumps({"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"})
+    done = run_cli("--godot", str(tmp_path / "nope"), "run", request)
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["error"]["code"] == "engine_not_found"
+    assert "Traceback" not in done.stderr
+
+
+def test_doctor_reports_engine_and_project(godot_bin: str, project: Path) -> None:
+    done = run_cli("--godot", godot_bin, "doctor", str(project))
+    report = json.loads(done.stdout)
+    assert done.returncode == 0
+    assert report["godot"]["supported"] is True and report["godot"]["version"].startswith("4.")
+    assert report["project"] == {"path": str(project), "valid": True, "imported": False}
+
+
+def test_doctor_flags_an_invalid_project(godot_bin: str, tmp_path: Path) -> None:
+    done = run_cli("--godot", godot_bin, "doctor", str(tmp_path))
+    report = json.loads(done.stdout)
+    assert done.returncode == 1
+    assert report["project"]["error"]["code"] == "project_not_found"
