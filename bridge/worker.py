@@ -1,6 +1,6 @@
 """One engine process: spawn it, exchange framed messages, enforce deadlines, stop it in stages.
 
-Framing. Requests go to the engine's stdin as `<byte length>\\n<JSON bytes>`; the engine reads the
+Framing. Requests go to the engine's stdin as `<byte length in 15 digits>\\n<JSON bytes>`; the engine reads the
 payload with `OS.read_buffer_from_stdin(n)`, so no line buffer can split it. Replies come back on
 the engine's *stderr* as `<token> <byte length> <JSON>\\n`: Godot always flushes stderr, while stdout
 stays buffered when a project sets `flush_stdout_on_print` off. The token is random per process, so
@@ -174,7 +174,7 @@ class Worker:
         if _DEBUG:
             self._log.write(f"[bridge -> {self.pid}] {payload[:2000]}\n")
         try:
-            self.proc.stdin.write(b"%d\n" % len(data))
+            self.proc.stdin.write(b"%015d\n" % len(data))
             self.proc.stdin.write(data)
             self.proc.stdin.flush()
         except (OSError, ValueError):

@@ -1,7 +1,8 @@
 extends SceneTree
 ## Entry of a godot-bridge worker: serve framed requests from stdin until stdin ends.
 ##
-## In: `<byte length>\n<JSON>` on stdin. Out: `<token> <byte length> <JSON>\n` on stderr, which the
+## In: `<byte length as 15 digits>\n<JSON>` on stdin (a fixed-size header, so it can be read
+## with read_buffer_from_stdin like the payload). Out: `<token> <byte length> <JSON>\n` on stderr, which the
 ## engine always flushes (stdout is left to project scripts and engine chatter). The token comes as
 ## the first user argument; nothing else this process prints can contain it.
 
@@ -10,6 +11,8 @@ const OPERATIONS: Dictionary = {
 	"resource_read": preload("ops/resource_read.gd"),
 	"material_create": preload("ops/material_create.gd"),
 }
+
+const HEADER_SIZE: int = 16
 
 var _token: String = ""
 
@@ -24,10 +27,10 @@ func _initialize() -> void:
 
 
 func _process(_delta: float) -> bool:
-	var header: String = OS.read_string_from_stdin(64).strip_edges()
-	if header.is_empty():
+	var header: PackedByteArray = OS.read_buffer_from_stdin(HEADER_SIZE)
+	if header.size() < HEADER_SIZE:
 		return true
-	var payload: PackedByteArray = OS.read_buffer_from_stdin(header.to_int())
+	var payload: PackedByteArray = OS.read_buffer_from_stdin(header.get_string_from_ascii().to_int())
 	var request: Variant = JSON.parse_string(payload.get_string_from_utf8())
 	if typeof(request) != TYPE_DICTIONARY:
 		_send({"seq": -1, "ok": false, "error": {"code": Job.INVALID_JSON, "message": "the engine received a request that is not a JSON object"}})

@@ -12,7 +12,7 @@ static var _ext_path: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource [^\
 ## Return `path` as a normalised res:// path inside the project, or "" after failing the job.
 static func confine(path: String, job: Job, where: String) -> String:
 	var inner: String = path.trim_prefix("res://")
-	if inner.is_empty() or inner.is_absolute_path() or inner.contains("://") or inner.contains("\u0000"):
+	if inner.is_empty() or inner.is_absolute_path() or inner.contains("://") or inner.to_utf8_buffer().has(0):
 		job.fail(Job.INVALID_PATH, "%s: %s must be a path relative to the project (or start with res://)" % [where, JSON.stringify(path)], where)
 		return ""
 	var simple: String = ("res://" + inner).simplify_path()
