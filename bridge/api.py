@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from . import engine as engines
 from . import paths
-from .errors import BridgeError, InvalidPath, from_wire
+from .errors import BridgeError, InvalidJson, InvalidPath, from_wire
 from .models import (
     AnyRequest,
     MaterialCreate,
@@ -84,9 +85,7 @@ class Bridge:
             answer = worker.call(message, self.timeout)
         except BridgeError as exc:
             return error_reply(request, exc)
-        if not answer.get("ok"):
-            return error_reply(request, _as_requested(request, from_wire(answer.get("error") or {})))
-        return ok_reply(request, answer.get("reply") or {})
+        return engine_reply(request, answer)
 
     def worker_for(self, project_path: str) -> Worker:
         """Return the warm worker serving a project, starting it if needed."""
@@ -199,6 +198,25 @@ def engine_message(request: AnyRequest, root: Path) -> dict[str, Any]:
         if message["dest_path"] == message["source_path"]:
             raise InvalidPath("dest_path must differ from source_path", field="dest_path")
     return message
+
+
+def decode_request(text: str) -> dict[str, Any]:
+    """Return the JSON object of one request's text, or raise InvalidJson."""
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        shown = "not UTF-8" if text.startswith("\0") else "not valid JSON"
+        raise InvalidJson(f"the request is {shown}; send one JSON object") from None
+    if not isinstance(raw, dict):
+        raise InvalidJson(f"the request is a JSON {type(raw).__name__}, not an object")
+    return raw
+
+
+def engine_reply(request: AnyRequest, answer: dict[str, Any]) -> dict[str, Any]:
+    """Return the reply to `request` from the engine's answer to its message."""
+    if not answer.get("ok"):
+        return error_reply(request, _as_requested(request, from_wire(answer.get("error") or {})))
+    return ok_reply(request, answer.get("reply") or {})
 
 
 def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
