@@ -30,6 +30,9 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
+	if not ResourceLoader.exists(path) and not path.get_extension() in ResourceLoader.get_recognized_extensions_for_type("Resource"):
+		job.fail(Job.NOT_IMPORTED, "%s: %s has not been imported by the engine (the project has no import data for it)" % [where, path], where)
+		return null
 	if not job.allow_scripts:
 		var carrier: String = script_carrier(path, {})
 		if not carrier.is_empty():
