@@ -1,0 +1,145 @@
+"""The command line: replies only on stdout, exit codes 0/1/2, errors as replies, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.godot
+
+
+def replies(stdout: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def read_request(project: Path, **extra: object) -> dict[str, object]:
+    return {"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres", **extra}
+
+
+def test_run_ok_exits_0_with_one_compact_line(godot_bin: str, project: Path) -> None:
+    done = run_cli("--godot", godot_bin, "run", json.dumps(read_request(project, id=3)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1 and ": " not in done.stdout
+    reply = json.loads(done.stdout)
+    assert (reply["op"], reply["id"], reply["result"]) == ("resource_read", 3, "ok")
+
+
+def test_run_reads_stdin_and_at_file(godot_bin: str, project: Path, tmp_path: Path) -> None:
+    request = json.dumps(read_request(project))
+    from_stdin = run_cli("--godot", godot_bin, "run", input=request)
+    (tmp_path / "req.json").write_text(request)
+    from_file = run_cli("--godot", godot_bin, "run", f"@{tmp_path / 'req.json'}")
+    assert json.loads(from_stdin.stdout) == json.loads(from_file.stdout)
+    assert json.loads(from_file.stdout)["result"] == "ok"
+
+
+def test_error_reply_exits_1(godot_bin: str, project: Path) -> None:
+    done = run_cli("--godot", godot_bin, "run", json.dumps(read_request(project, resource_path="missing.tres")))
+    assert done.returncode == 1
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "not_found"
+    assert reply["resource_path"] == "missing.tres"
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("text,code", [
+    ("{not json", "invalid_json"),
+    ('{"op": "resource_read"', "invalid_json"),
+    ("[1, 2]", "invalid_json"),
+    ('"a string"', "invalid_json"),
+    ("", "invalid_json"),
+    ('{"op": "explode", "project_path": "/x"}', "invalid_request"),
+    ('{"project_path": "/x"}', "invalid_request"),
+])
+def test_malformed_input_is_an_error_reply(godot_bin: str, text: str, code: str) -> None:
+    done = run_cli("--godot", godot_bin, "run", input=text)
+    assert done.returncode == 1
+    reply = json.loads(done.stdout)
+    assert reply["result"] == "error" and reply["error"]["code"] == code
+    assert "Traceback" not in done.stderr
+
+
+def test_unknown_member_names_it(godot_bin: str, project: Path) -> None:
+    done = run_cli("--godot", godot_bin, "run", json.dumps(read_request(project, colour="red")))
+    reply = json.loads(done.stdout)
+    assert reply["error"] == {"code": "invalid_request", "message": "unknown member 'colour'", "field": "colour"}
+    assert reply["op"] == "resource_read" and reply["resource_path"] == "materials/base.tres"
+
+
+def test_invalid_utf8_on_stdin(godot_bin: str) -> None:
+    done = run_cli("--godot", godot_bin, "batch", input=b'{"op": "resource_read"}\n\xff\xfe\n')
+    assert done.returncode == 1
+    codes = [r["error"]["code"] for r in replies(done.stdout)]
+    assert codes == ["invalid_request", "invalid_json"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--frobnicate", "run"], "unrecognized arguments"),
+    (["run", "@/nonexistent/request.json"], "cannot read"),
+    (["batch", "/nonexistent/batch.jsonl"], "cannot read"),
+    (["--timeout", "-1", "run", "{}"], "--timeout"),
+    ([], "required"),
+])
+def test_command_line_misuse_exits_2_with_one_line(args: list[str], needle: str) -> None:
+    done = run_cli(*args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and needle in done.stderr
+
+
+def test_batch_answers_in_order_and_exits_1_on_any_error(godot_bin: str, project: Path) -> None:
+    lines = [
+        json.dumps(read_request(project, id=1)),
+        "",
+        json.dumps(read_request(project, id=2, resource_path="nope.tres")),
+        "garbage",
+        json.dumps(read_request(project, id=4)),
+    ]
+    done = run_cli("--godot", godot_bin, "batch", "--no-progress", input="\n".join(lines) + "\n")
+    assert done.returncode == 1
+    got = [(r.get("id"), r["result"]) for r in replies(done.stdout)]
+    assert got == [(1, "ok"), (2, "error"), (None, "error"), (4, "ok")]
+
+
+def test_batch_stop_on_error_skips_the_rest(godot_bin: str, project: Path) -> None:
+    lines = [read_request(project, id=1), read_request(project, id=2, resource_path="nope.tres"),
+             {"op": "material_create", "project_path": str(project), "material_type": "PhysicsMaterial",
+              "resource_path": "never.tres", "id": 3}]
+    done = run_cli("--godot", godot_bin, "batch", "--stop-on-error",
+                   input="".join(json.dumps(r) + "\n" for r in lines))
+    got = replies(done.stdout)
+    assert [r["result"] for r in got] == ["ok", "error", "error"]
+    assert got[2]["error"]["code"] == "skipped" and got[2]["id"] == 3
+    assert not (project / "never.tres").exists()
+    assert done.returncode == 1
+
+
+def test_batch_all_ok_exits_0(godot_bin: str, project: Path) -> None:
+    done = run_cli("--godot", godot_bin, "batch", input=json.dumps(read_request(project)) + "\n")
+    assert done.returncode == 0 and replies(done.stdout)[0]["result"] == "ok"
+
+
+def test_schema_covers_every_operation() -> None:
+    done = run_cli("schema")
+    schema = json.loads(done.stdout)
+    assert done.returncode == 0
+    assert sorted(schema["discriminator"]["mapping"]) == [
+        "material_create", "resource_duplicate", "resource_read", "shape_create", "style_box_create"]
+    read = schema["$defs"]["ResourceRead"]
+    assert read["additionalProperties"] is False
+    assert {"resource_path", "path", "depth", "properties", "id"} <= set(read["properties"])
+
+
+def test_python_dash_m_is_the_same_command() -> None:
+    script = Path(sys.executable).parent / "godot-bridge"
+    installed = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    module = run_cli("--help")
+    assert module.returncode == installed.returncode == 0
+    assert "batch" in module.stdout and "doctor" in module.stdout
+    assert module.stdout.split("\n", 1)[1] == installed.stdout.split("\n", 1)[1]
