@@ -26,11 +26,11 @@ class UsageError(Exception):
     """The command line itself is wrong (exit status 2)."""
 
 
-def _global_options(top: bool) -> argparse.ArgumentParser:
+def _global_options(top: bool) -> _Parser:
     """The options accepted before and after the command; only the top level sets defaults,
     so that `godot-bridge --godot X run` is not undone by the command's own default."""
     default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
-    options = argparse.ArgumentParser(add_help=False)
+    options = _Parser(add_help=False)
     options.add_argument("--godot", metavar="PATH", default=default(None),
                          help="Godot binary (default: GODOT_BIN, then godot/godot4 on PATH)")
     options.add_argument("--timeout", type=float, default=default(DEFAULT_TIMEOUT), metavar="SECONDS",
