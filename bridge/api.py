@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,12 +43,15 @@ class Bridge:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         verbose: bool = False,
+        auto_import: bool = True,
     ) -> None:
         self._godot = godot
         self._engine: engines.Engine | None = None
         self.timeout = timeout
         self.verbose = verbose
+        self.auto_import = auto_import
         self._workers: dict[Path, Worker] = {}
+        self._imported: set[Path] = set()
 
     def __enter__(self) -> Bridge:
         return self
@@ -81,11 +85,30 @@ class Bridge:
         try:
             root = paths.project_root(request.project_path)
             message = engine_message(request, root)
-            worker = self._worker(root)
-            answer = worker.call(message, self.timeout)
+            answer = self._worker(root).call(message, self.timeout)
+            if self._should_import(root, answer):
+                failure = self._import(root)
+                if failure is None:
+                    answer = self._worker(root).call(message, self.timeout)
+                else:
+                    answer["error"]["message"] += f"; {failure}"
         except BridgeError as exc:
             return error_reply(request, exc)
         return engine_reply(request, answer)
+
+    def _should_import(self, root: Path, answer: dict[str, Any]) -> bool:
+        error = answer.get("error") or {}
+        return self.auto_import and error.get("code") == "not_imported" and root not in self._imported
+
+    def _import(self, root: Path) -> str | None:
+        """Import the project's assets once, then restart its worker so it sees the import data."""
+        self._imported.add(root)
+        worker = self._workers.pop(root, None)
+        if worker is not None:
+            worker.close()
+        sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
+        sys.stderr.flush()
+        return engines.run_import(self.engine(), root, self.timeout)
 
     def worker_for(self, project_path: str) -> Worker:
         """Return the warm worker serving a project, starting it if needed."""
@@ -294,7 +317,9 @@ def _shortest_float32(number: float) -> float:
         (single,) = _F32.unpack(_F32.pack(number))
     except OverflowError:
         return number
-    if not math.isfinite(single) or abs(single - number) > abs(number) * 1e-7:
+    # The engine prints floats at full precision, so a value it stores as a 32-bit float comes
+    # exactly; anything else (a double, such as a script's exported float) is left untouched.
+    if not math.isfinite(single) or single != number:
         return number
     for digits in range(6, 10):
         short = float(f"{single:.{digits}g}")
