@@ -37,6 +37,8 @@ def _global_options(top: bool) -> _Parser:
                          help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
     options.add_argument("--verbose", action="store_true", default=default(False),
                          help="echo engine output to stderr")
+    options.add_argument("--no-import", action="store_true", default=default(False),
+                         help="answer not_imported instead of importing the project when a request needs an imported asset")
     return options
 
 
@@ -81,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "doctor":
             return _doctor(args.godot, args.project)
-        with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose) as bridge:
+        with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
+                    auto_import=not args.no_import) as bridge:
             if args.command == "run":
                 return _run(bridge, args.request)
             if args.command == "mcp":
