@@ -9,6 +9,9 @@ const Resources = preload("resources.gd")
 
 static var _enums: Dictionary = {}
 
+## PROPERTY_HINT_DICTIONARY_TYPE, which has a name only since Godot 4.4.
+const _HINT_DICTIONARY_TYPE: int = 38
+
 const _VECTOR_KEYS: Array[String] = ["x", "y", "z", "w"]
 const _WIDTHS: Dictionary = {
 	TYPE_VECTOR2: 2, TYPE_VECTOR2I: 2, TYPE_VECTOR3: 3, TYPE_VECTOR3I: 3,
@@ -30,10 +33,17 @@ const _PACKED_ELEMENT: Dictionary = {
 ## `owner` is the class that has the property; it names the enum of an integer property.
 static func decode(value: Variant, info: Dictionary, owner: String, job: Job, where: String) -> Variant:
 	var type: int = info.get("type", TYPE_NIL)
+	var hint: int = info.get("hint", PROPERTY_HINT_NONE)
+	var hint_string: String = info.get("hint_string", "")
 	if type == TYPE_OBJECT:
-		return Resources.from_value(value, info.get("hint_string", ""), job, where)
-	if type == TYPE_INT and typeof(value) == TYPE_STRING:
-		return _constant(value, enum_of(owner, info), job, where)
+		return Resources.from_value(value, hint_string, job, where)
+	if type == TYPE_INT:
+		return _integer(value, owner, info, job, where)
+	var typed: bool = hint in [PROPERTY_HINT_ARRAY_TYPE, PROPERTY_HINT_TYPE_STRING, _HINT_DICTIONARY_TYPE] and not hint_string.is_empty()
+	if type == TYPE_ARRAY and typed and typeof(value) == TYPE_ARRAY:
+		return _typed_array(value, element_info(hint_string), job, where)
+	if type == TYPE_DICTIONARY and typed and hint_string.contains(";") and typeof(value) == TYPE_DICTIONARY:
+		return _typed_dictionary(value, hint_string, job, where)
 	return decode_type(value, type, job, where)
 
 
@@ -68,8 +78,57 @@ static func decode_type(value: Variant, type: int, job: Job, where: String) -> V
 		_:
 			if _PACKED_ELEMENT.has(type):
 				return _packed(value, type, job, where)
-	job.fail(Job.INVALID_VALUE, "%s: %s is not a valid %s" % [where, _shown(value), type_string(type)], where)
+	job.fail(Job.INVALID_VALUE, "%s: %s is not a valid %s" % [where, shown(value), type_string(type)], where)
 	return null
+
+
+## An integer: a number, or a constant's name ("TRANSPARENCY_ALPHA"; flags joined by "|").
+## Where the engine names the allowed constants (the property's enum, or its enum/flags hint),
+## a number outside them is refused too: the engine would store it and misbehave later.
+static func _integer(value: Variant, owner: String, info: Dictionary, job: Job, where: String) -> Variant:
+	var named: Dictionary = choices(owner, info)
+	var flags: bool = is_flags(owner, info)
+	var number: Variant = null
+	if typeof(value) == TYPE_STRING:
+		number = _by_name(value, named, flags, job, where)
+	else:
+		number = decode_type(value, TYPE_INT, job, where)
+	if job.failed() or named.is_empty() or _allowed(number, named.values(), flags):
+		return number
+	job.fail(Job.INVALID_VALUE, "%s: %s is not %s" % [where, shown(value), _listed(named, flags)], where)
+	return null
+
+
+## The named constants an integer property takes, name -> value: those of its enum (from the
+## setter's argument), else those of its enum/flags hint (how shader uniforms name them).
+static func choices(owner: String, info: Dictionary) -> Dictionary:
+	var out: Dictionary = {}
+	var qualified: String = enum_of(owner, info)
+	if qualified.contains("."):
+		var cls: String = qualified.get_slice(".", 0)
+		for constant: String in ClassDB.class_get_enum_constants(cls, qualified.get_slice(".", 1)):
+			if not constant.ends_with("_MAX"):
+				out[constant] = ClassDB.class_get_integer_constant(cls, constant)
+	var hint: int = info.get("hint", PROPERTY_HINT_NONE)
+	if not out.is_empty() or hint != PROPERTY_HINT_ENUM and hint != PROPERTY_HINT_FLAGS:
+		return out
+	var entries: PackedStringArray = str(info.get("hint_string", "")).split(",", false)
+	var next: int = 0
+	for i: int in entries.size():
+		var entry: String = entries[i].strip_edges()
+		var implied: int = (1 << i) if hint == PROPERTY_HINT_FLAGS else next
+		var number: int = entry.get_slice(":", 1).to_int() if entry.contains(":") else implied
+		next = number + 1
+		out[entry.get_slice(":", 0)] = number
+	return out
+
+
+## Whether an integer property holds flags (several constants joined by "|").
+static func is_flags(owner: String, info: Dictionary) -> bool:
+	if info.get("hint", PROPERTY_HINT_NONE) == PROPERTY_HINT_FLAGS:
+		return true
+	var qualified: String = enum_of(owner, info)
+	return qualified.contains(".") and ClassDB.is_class_enum_bitfield(qualified.get_slice(".", 0), qualified.get_slice(".", 1))
 
 
 ## The "Class.Enum" of an integer property, or "". Property info leaves it out, but the
@@ -89,21 +148,30 @@ static func enum_of(owner: String, info: Dictionary) -> String:
 	return _enums[key]
 
 
-## An enum constant by name ("TRANSPARENCY_ALPHA"), or flags joined by "|".
-static func _constant(name: String, qualified: String, job: Job, where: String) -> Variant:
-	var owner: String = qualified.get_slice(".", 0)
+static func _by_name(text: String, named: Dictionary, flags: bool, job: Job, where: String) -> Variant:
 	var total: int = 0
-	for part: String in name.split("|"):
+	for part: String in (text.split("|") if flags else PackedStringArray([text])):
 		var constant: String = part.strip_edges()
-		if owner.is_empty() or not ClassDB.class_has_integer_constant(owner, constant):
-			var known: PackedStringArray = PackedStringArray()
-			if qualified.contains("."):
-				known = ClassDB.class_get_enum_constants(owner, qualified.get_slice(".", 1))
-			var hint: String = (" (one of %s)" % ", ".join(known)) if not known.is_empty() else ""
+		if not named.has(constant):
+			var hint: String = "; it takes " + _listed(named, flags) if not named.is_empty() else "; it takes plain integers"
 			job.fail(Job.INVALID_VALUE, "%s: %s is not a constant of this property%s" % [where, JSON.stringify(constant), hint], where)
 			return null
-		total |= ClassDB.class_get_integer_constant(owner, constant)
+		total |= named[constant]
 	return total
+
+
+static func _allowed(number: int, values: Array, flags: bool) -> bool:
+	if not flags:
+		return number in values
+	var mask: int = 0
+	for bit: int in values:
+		mask |= bit
+	return number & ~mask == 0
+
+
+static func _listed(named: Dictionary, flags: bool) -> String:
+	var names: String = ", ".join(named.keys().map(func(n: String) -> String: return "%s (%d)" % [n, named[n]]))
+	return ("a combination of " if flags else "one of ") + names
 
 
 static func _float(value: Variant, job: Job, where: String) -> Variant:
@@ -116,7 +184,7 @@ static func _float(value: Variant, job: Job, where: String) -> Variant:
 			return -INF
 		"nan":
 			return NAN
-	job.fail(Job.INVALID_VALUE, "%s: %s is not a number" % [where, _shown(value)], where)
+	job.fail(Job.INVALID_VALUE, "%s: %s is not a number" % [where, shown(value)], where)
 	return null
 
 
@@ -135,7 +203,7 @@ static func _color(value: Variant, job: Job, where: String) -> Variant:
 			parts.append(1.0)
 	if parts.size() == 4 and parts.all(_is_number):
 		return Color(parts[0], parts[1], parts[2], parts[3])
-	job.fail(Job.INVALID_VALUE, "%s: %s is not a color; give \"#rrggbb\", \"#rrggbbaa\", {\"r\", \"g\", \"b\"[, \"a\"]} or [r, g, b[, a]]" % [where, _shown(value)], where)
+	job.fail(Job.INVALID_VALUE, "%s: %s is not a color; give \"#rrggbb\", \"#rrggbbaa\", {\"r\", \"g\", \"b\"[, \"a\"]} or [r, g, b[, a]]" % [where, shown(value)], where)
 	return null
 
 
@@ -151,7 +219,7 @@ static func _fixed(value: Variant, type: int, job: Job, where: String) -> Varian
 				numbers.append(value[key])
 	var integral: bool = type in [TYPE_VECTOR2I, TYPE_VECTOR3I, TYPE_VECTOR4I, TYPE_RECT2I]
 	if numbers.size() != width or not numbers.all(_is_number) or (integral and not numbers.all(_is_integral)):
-		job.fail(Job.INVALID_VALUE, "%s: %s is not a %s; give an array of %d %s" % [where, _shown(value), type_string(type), width, "integers" if integral else "numbers"], where)
+		job.fail(Job.INVALID_VALUE, "%s: %s is not a %s; give an array of %d %s" % [where, shown(value), type_string(type), width, "integers" if integral else "numbers"], where)
 		return null
 	var n: Array = numbers
 	match type:
@@ -189,7 +257,7 @@ static func _matrix(value: Variant, type: int, job: Job, where: String) -> Varia
 		for column: Variant in value:
 			ok = ok and typeof(column) == TYPE_ARRAY and column.size() == rows and column.all(_is_number)
 	if not ok:
-		job.fail(Job.INVALID_VALUE, "%s: %s is not a %s; give %d column arrays of %d numbers" % [where, _shown(value), type_string(type), columns, rows], where)
+		job.fail(Job.INVALID_VALUE, "%s: %s is not a %s; give %d column arrays of %d numbers" % [where, shown(value), type_string(type), columns, rows], where)
 		return null
 	var c: Array = value
 	match type:
@@ -204,7 +272,7 @@ static func _matrix(value: Variant, type: int, job: Job, where: String) -> Varia
 
 static func _packed(value: Variant, type: int, job: Job, where: String) -> Variant:
 	if typeof(value) != TYPE_ARRAY:
-		job.fail(Job.INVALID_VALUE, "%s: %s is not an array for a %s" % [where, _shown(value), type_string(type)], where)
+		job.fail(Job.INVALID_VALUE, "%s: %s is not an array for a %s" % [where, shown(value), type_string(type)], where)
 		return null
 	var element: int = _PACKED_ELEMENT[type]
 	var items: Array = []
@@ -213,6 +281,58 @@ static func _packed(value: Variant, type: int, job: Job, where: String) -> Varia
 		if job.failed():
 			return null
 	return type_convert(items, type)
+
+
+## The property info of one element, from the hint of an Array or one side of a Dictionary:
+## a type name ("int", "Color"), a class name ("Texture2D"), or "type/hint:hint_string".
+static func element_info(spec: String) -> Dictionary:
+	var info: Dictionary = {"name": "", "type": TYPE_NIL, "hint": PROPERTY_HINT_NONE, "hint_string": ""}
+	if spec.contains(":"):
+		var head: String = spec.get_slice(":", 0)
+		info["type"] = head.get_slice("/", 0).to_int()
+		info["hint"] = head.get_slice("/", 1).to_int() if head.contains("/") else PROPERTY_HINT_NONE
+		info["hint_string"] = spec.substr(spec.find(":") + 1)
+		return info
+	if spec == "Variant":
+		return info
+	for type: int in TYPE_MAX:
+		if type_string(type) == spec:
+			info["type"] = type
+			return info
+	info["type"] = TYPE_OBJECT
+	info["hint"] = PROPERTY_HINT_RESOURCE_TYPE
+	info["hint_string"] = spec
+	return info
+
+
+## The engine stores whatever array it is given, so each element is converted and checked here.
+static func _typed_array(value: Array, element: Dictionary, job: Job, where: String) -> Variant:
+	var items: Array = []
+	for i: int in value.size():
+		items.append(decode(value[i], element, "", job, "%s[%d]" % [where, i]))
+		if job.failed():
+			return null
+	if element["type"] == TYPE_NIL:
+		return items
+	var cls: StringName = StringName(str(element["hint_string"]).get_slice(",", 0)) if element["type"] == TYPE_OBJECT else &""
+	return Array(items, element["type"], cls, null)
+
+
+## JSON keys are strings; each is converted like a value of the key type ("3" for an int key).
+static func _typed_dictionary(value: Dictionary, spec: String, job: Job, where: String) -> Variant:
+	var key_info: Dictionary = element_info(spec.get_slice(";", 0))
+	var value_info: Dictionary = element_info(spec.get_slice(";", 1))
+	var out: Dictionary = {}
+	for key: Variant in value:
+		var raw_key: Variant = key
+		if key_info["type"] in [TYPE_INT, TYPE_FLOAT] and str(key).is_valid_float():
+			raw_key = str(key).to_float()
+		var decoded_key: Variant = decode(raw_key, key_info, "", job, "%s[%s]" % [where, JSON.stringify(key)])
+		var decoded: Variant = decode(value[key], value_info, "", job, "%s[%s]" % [where, JSON.stringify(key)])
+		if job.failed():
+			return null
+		out[decoded_key] = decoded
+	return out
 
 
 # ----- Variant -> JSON -------------------------------------------------------------------------
@@ -303,6 +423,8 @@ static func _v4(c: Array) -> Vector4:
 	return Vector4(c[0], c[1], c[2], c[3])
 
 
-static func _shown(value: Variant) -> String:
-	var text: String = JSON.stringify(value)
+## `value` as JSON for a message; a whole number without the ".0" that JSON parsing added.
+static func shown(value: Variant) -> String:
+	var whole: bool = typeof(value) == TYPE_FLOAT and is_finite(value) and value == floorf(value) and absf(value) < 1e15
+	var text: String = str(int(value)) if whole else JSON.stringify(value)
 	return text if text.length() <= 80 else text.substr(0, 77) + "..."

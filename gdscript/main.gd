@@ -10,6 +10,7 @@ const Job = preload("job.gd")
 const OPERATIONS: Dictionary = {
 	"resource_read": preload("ops/resource_read.gd"),
 	"material_create": preload("ops/material_create.gd"),
+	"style_box_create": preload("ops/style_box_create.gd"),
 }
 
 const HEADER_SIZE: int = 16
@@ -58,5 +59,5 @@ func _serve(request: Dictionary) -> Dictionary:
 
 
 func _send(message: Dictionary) -> void:
-	var text: String = JSON.stringify(message, "", false)
+	var text: String = JSON.stringify(message, "", false, true)
 	printerr("%s %d %s" % [_token, text.to_utf8_buffer().size(), text])

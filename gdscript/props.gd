@@ -37,7 +37,7 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 			return
 		target.set(name, value)
 		if not same(target.get(name), value):
-			job.fail(Job.INVALID_VALUE, "%s: the engine did not accept %s for %s.%s (it reads back %s)" % [where, JSON.stringify(values[name]), target.get_class(), name, JSON.stringify(Codec.encode(target.get(name), 0))], member)
+			job.fail(Job.INVALID_VALUE, "%s: the engine did not accept %s for %s.%s (it reads back %s)" % [where, Codec.shown(values[name]), target.get_class(), name, JSON.stringify(Codec.encode(target.get(name), 0))], member)
 			return
 
 

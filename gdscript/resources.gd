@@ -40,20 +40,32 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 			return null
 	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_REPLACE_DEEP)
 	if loaded == null:
-		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s" % [where, path], where)
+		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))], where)
 	return loaded
 
 
+## Why a load failed, as near as can be told: ResourceLoader.load() returns no error code.
+static func _load_error(path: String) -> Error:
+	if FileAccess.open(path, FileAccess.READ) == null:
+		return FileAccess.get_open_error()
+	for dependency: String in ResourceLoader.get_dependencies(path):
+		var target: String = dependency.get_slice("::", 2) if dependency.contains("::") else dependency
+		if not target.is_empty() and not ResourceLoader.exists(target):
+			return ERR_FILE_MISSING_DEPENDENCIES
+	return ERR_FILE_CORRUPT
+
+
 ## The file (this one or one it depends on) whose resources carry a script, or "".
-## Scenes are not inspected: the bridge never instantiates their nodes.
+## Scenes count too: loading a PackedScene loads its nodes' scripts, which runs their static
+## initialisers (measured: a `static var` initialiser wrote a file when a .tscn was read).
 static func script_carrier(path: String, seen: Dictionary) -> String:
-	if seen.has(path) or path.get_extension() in ["tscn", "scn"]:
+	if seen.has(path):
 		return ""
 	seen[path] = true
 	if path.get_extension() in ["gd", "cs"]:
 		return ""
 	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
-	if path.get_extension() != "tres":
+	if path.get_extension() not in ["tres", "tscn"]:
 		for marker: String in _SCRIPT_TYPES:
 			if bytes.get_string_from_ascii().contains(marker):
 				return path
@@ -69,17 +81,30 @@ static func script_carrier(path: String, seen: Dictionary) -> String:
 
 
 ## A Resource value from JSON: null, or a path to an existing resource of a class in `hint`.
+## Also what resource_read prints for one: "res://file.tres::ID" for a sub-resource embedded in
+## another file, or the expanded {"type", "path", "properties"} (named by its path).
 static func from_value(value: Variant, hint: String, job: Job, where: String) -> Resource:
 	if value == null:
 		return null
-	if typeof(value) != TYPE_STRING:
+	var named: Variant = value
+	if typeof(value) == TYPE_DICTIONARY and typeof(value.get("path")) == TYPE_STRING:
+		named = value["path"]
+	if typeof(named) != TYPE_STRING:
 		job.fail(Job.INVALID_VALUE, "%s: give a resource as a path string or null, not %s" % [where, JSON.stringify(value)], where)
 		return null
-	var path: String = confine(value, job, where)
+	var text: String = named
+	var path: String = confine(text.get_slice("::", 0), job, where)
 	if job.failed():
 		return null
 	var loaded: Resource = load_fresh(path, job, where)
+	if not job.failed() and text.contains("::"):
+		loaded = _embedded(loaded, path + "::" + text.get_slice("::", 1), {})
+		if loaded == null:
+			job.fail(Job.NOT_FOUND, "%s: %s has no sub-resource %s" % [where, path, JSON.stringify(text.get_slice("::", 1))], where)
 	if job.failed():
+		return null
+	if typeof(value) == TYPE_DICTIONARY and value.get("type") != loaded.get_class():
+		job.fail(Job.INVALID_VALUE, "%s: %s is a %s, not a %s" % [where, text, loaded.get_class(), JSON.stringify(value.get("type"))], where)
 		return null
 	var accepted: PackedStringArray = hint.split(",", false)
 	for cls: String in accepted:
@@ -87,7 +112,32 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 			return loaded
 	if accepted.is_empty():
 		return loaded
-	job.fail(Job.INVALID_VALUE, "%s: %s is a %s, but this property takes %s" % [where, path, loaded.get_class(), " or ".join(accepted)], where)
+	job.fail(Job.INVALID_VALUE, "%s: %s is a %s, but this property takes %s" % [where, text, loaded.get_class(), " or ".join(accepted)], where)
+	return null
+
+
+## The resource with resource_path `path` among those nested in `owner`, or null.
+static func _embedded(owner: Resource, path: String, seen: Dictionary) -> Resource:
+	if owner == null or seen.has(owner):
+		return null
+	seen[owner] = true
+	if owner.resource_path == path:
+		return owner
+	for info: Dictionary in owner.get_property_list():
+		var found: Resource = _embedded_in(owner.get(info["name"]), path, seen)
+		if found != null:
+			return found
+	return null
+
+
+static func _embedded_in(value: Variant, path: String, seen: Dictionary) -> Resource:
+	if value is Resource:
+		return _embedded(value, path, seen)
+	if typeof(value) == TYPE_ARRAY or typeof(value) == TYPE_DICTIONARY:
+		for item: Variant in (value if typeof(value) == TYPE_ARRAY else value.values()):
+			var found: Resource = _embedded_in(item, path, seen)
+			if found != null:
+				return found
 	return null
 
 

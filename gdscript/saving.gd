@@ -26,7 +26,7 @@ static func save(resource: Resource, path: String, job: Job, where: String) -> v
 	if err != OK:
 		DirAccess.remove_absolute(temp)
 		_remove_made(made, folder)
-		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, error_string(err)], where)
+		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, Job.error_name(err)], where)
 
 
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
@@ -83,7 +83,7 @@ static func _make_folders(folder: String, job: Job, where: String) -> String:
 		return ""
 	var err: Error = DirAccess.make_dir_recursive_absolute(folder)
 	if err != OK:
-		job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, folder, error_string(err)], where)
+		job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, folder, Job.error_name(err)], where)
 	return outermost
 
 

@@ -28,7 +28,8 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 
 
 ## PhysicsMaterial is listed among the materials although the engine does not derive it from Material.
+## Material itself is excluded: it is the abstract base, instantiable but rendering nothing.
 static func is_material_class(type: String) -> bool:
-	if not ClassDB.class_exists(type) or not ClassDB.can_instantiate(type):
+	if not ClassDB.class_exists(type) or not ClassDB.can_instantiate(type) or type == "Material":
 		return false
 	return type == "PhysicsMaterial" or ClassDB.is_parent_class(type, "Material")
