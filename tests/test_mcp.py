@@ -1,0 +1,390 @@
+"""`godot-bridge mcp` driven by the MCP SDK's own stdio client, against the real engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TypeVar
+
+import anyio
+import jsonschema
+import psutil
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
+
+from bridge.models import MaterialCreate, ResourceDuplicate, ResourceRead, ShapeCreate, StyleBoxCreate
+from conftest import REPO
+
+pytestmark = pytest.mark.godot
+
+T = TypeVar("T")
+Scenario = Callable[[ClientSession], Awaitable[T]]
+
+OPERATIONS = {
+    "resource_read": ResourceRead,
+    "material_create": MaterialCreate,
+    "shape_create": ShapeCreate,
+    "style_box_create": StyleBoxCreate,
+    "resource_duplicate": ResourceDuplicate,
+}
+
+# The parameter tables of the specification, written as tool arguments (op is the tool's name).
+SPEC_EXAMPLES: dict[str, list[dict[str, Any]]] = {
+    "resource_read": [
+        {"resource_path": "materials/base.tres"},
+        {"resource_path": "materials/base.tres", "depth": 0},
+        {"path": "materials/base.tres", "properties": ["albedo_color", "roughness"]},
+    ],
+    "material_create": [
+        {"material_type": "StandardMaterial3D", "resource_path": "materials/red.tres",
+         "properties": {"albedo_color": "#ff0000", "roughness": 0.5, "metallic": 0.1, "normal_enabled": True}},
+        {"material_type": "PhysicsMaterial", "save_path": "physics/ice.tres",
+         "properties": {"friction": 0.05, "rough": False, "bounce": 0.2, "absorbent": True}},
+        {"material_type": "ShaderMaterial", "resource_path": "materials/glow.tres",
+         "shader_path": "shaders/glow.gdshader",
+         "properties": {"shader_parameter/tint": {"r": 1, "g": 0.5, "b": 0}}},
+    ],
+    "shape_create": [
+        {"shape_type": "BoxShape3D", "shape_params": {"size": [1, 2, 3]}, "save_path": "shapes/box.tres"},
+        {"shape_type": "CapsuleShape3D", "properties": {"radius": 0.5, "height": 2},
+         "scene_path": "scenes/player.tscn", "node_path": "Body/CollisionShape3D"},
+        {"shape_type": "CircleShape2D"},
+    ],
+    "style_box_create": [
+        {"style_type": "StyleBoxFlat", "resource_path": "ui/panel.tres",
+         "properties": {"bg_color": [0.1, 0.1, 0.1, 1], "border_width_top": 2, "border_color": "#ffffff"}},
+        {"style_type": "StyleBoxEmpty", "save_path": "ui/empty.tres"},
+    ],
+    "resource_duplicate": [
+        {"source_path": "materials/base.tres", "dest_path": "materials/copy.tres"},
+        {"source_path": "materials/base.tres", "dest_path": "materials/blue.tres", "deep_copy": True,
+         "property_overrides": {"albedo_color": "#0000ff"}},
+    ],
+}
+
+
+def drive(godot: str, scenario: Scenario[T], *args: str, errlog: Path | None = None) -> T:
+    """Start `python -m bridge mcp ARGS`, connect the SDK's stdio client, and run `scenario`."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "bridge", "mcp", *args], env={"GODOT_BIN": godot}, cwd=REPO
+    )
+
+    async def main() -> T:
+        with open(errlog or "/dev/null", "w") as log:
+            async with stdio_client(params, errlog=log) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await scenario(session)
+
+    return anyio.run(main)
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> types.CallToolResult:
+    return await session.call_tool(tool, arguments)
+
+
+def ok(result: types.CallToolResult) -> dict[str, Any]:
+    """The reply of a successful call, after checking text and structured content agree."""
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    assert result.structured_content["result"] == "ok"
+    (text,) = result.content
+    assert isinstance(text, types.TextContent)
+    assert json.loads(text.text) == result.structured_content
+    return result.structured_content
+
+
+def tool_error(result: types.CallToolResult) -> dict[str, Any]:
+    """The error object of a failed call, after checking the text is its message."""
+    assert result.is_error
+    assert isinstance(result.structured_content, dict)
+    (text,) = result.content
+    assert isinstance(text, types.TextContent)
+    assert text.text == result.structured_content["message"]
+    return result.structured_content
+
+
+def test_five_tools_whose_schemas_are_the_request_models_without_op(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> list[types.Tool]:
+        return (await session.list_tools()).tools
+
+    tools = {tool.name: tool for tool in drive(godot_bin, scenario)}
+    assert sorted(tools) == sorted(OPERATIONS)
+    for name, model in OPERATIONS.items():
+        expected = model.model_json_schema()
+        del expected["properties"]["op"]
+        expected["required"].remove("op")
+        assert tools[name].input_schema == expected
+        description = tools[name].description or ""
+        assert model.__doc__ and model.__doc__.strip() in description
+        for guidance in ("Read a resource before modifying it", "Save resources that will be reused",
+                         "resource_duplicate to make variants",
+                         "property_overrides keeps all other properties of the source"):
+            assert guidance in description
+    assert tools["resource_read"].annotations and tools["resource_read"].annotations.read_only_hint
+
+
+def test_schemas_accept_the_spec_examples_and_refuse_wrong_shapes(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> list[types.Tool]:
+        return (await session.list_tools()).tools
+
+    plain = {tool.name: tool.input_schema for tool in drive(godot_bin, scenario)}
+    defaulted = {tool.name: tool.input_schema for tool in drive(godot_bin, scenario, "--project", str(project))}
+    for name, examples in SPEC_EXAMPLES.items():
+        for example in examples:
+            jsonschema.validate({"project_path": str(project), **example}, plain[name])
+            jsonschema.validate(example, defaulted[name])
+            with pytest.raises(jsonschema.ValidationError, match="project_path"):
+                jsonschema.validate(example, plain[name])
+            for wrong in ({**example, "op": name}, {**example, "colour": "red"}):
+                with pytest.raises(jsonschema.ValidationError, match="Additional properties"):
+                    jsonschema.validate(wrong, defaulted[name])
+    assert defaulted["material_create"]["properties"]["project_path"]["default"] == str(project)
+    with pytest.raises(jsonschema.ValidationError, match="material_type"):
+        jsonschema.validate({"resource_path": "a.tres"}, defaulted["material_create"])
+    with pytest.raises(jsonschema.ValidationError, match="BoxShape2D"):
+        jsonschema.validate({"shape_type": "BoxShape2D"}, defaulted["shape_create"])
+
+
+def test_material_create_then_resource_read(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
+        created = await call(session, "material_create", project_path=str(project),
+                             material_type="StandardMaterial3D", resource_path="materials/red.tres",
+                             properties={"albedo_color": "#ff0000", "roughness": 0.5})
+        read = await call(session, "resource_read", project_path=str(project),
+                          resource_path="materials/red.tres", id=7)
+        return created, read
+
+    created, read = drive(godot_bin, scenario)
+    assert ok(created) == {"op": "material_create", "resource_path": "materials/red.tres",
+                           "type": "StandardMaterial3D", "result": "ok"}
+    assert (project / "materials" / "red.tres").is_file()
+    reply = ok(read)
+    assert reply["op"] == "resource_read" and reply["id"] == 7 and reply["type"] == "StandardMaterial3D"
+    assert reply["properties"]["albedo_color"] == [1, 0, 0, 1]
+    assert reply["properties"]["roughness"] == 0.5
+
+
+def test_shape_create_saves_a_shape(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
+        created = await call(session, "shape_create", project_path=str(project), shape_type="BoxShape3D",
+                             shape_params={"size": [1, 2, 3]}, save_path="shapes/box.tres")
+        read = await call(session, "resource_read", project_path=str(project), resource_path="shapes/box.tres")
+        return created, read
+
+    created, read = drive(godot_bin, scenario)
+    assert ok(created) == {"op": "shape_create", "shape_type": "BoxShape3D", "save_path": "shapes/box.tres",
+                           "result": "ok"}
+    reply = ok(read)
+    assert reply["type"] == "BoxShape3D" and reply["properties"]["size"] == [1, 2, 3]
+
+
+def test_style_box_create_saves_a_style_box(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
+        created = await call(session, "style_box_create", project_path=str(project), style_type="StyleBoxFlat",
+                             resource_path="ui/panel.tres", properties={"bg_color": "#336699", "border_width_top": 3})
+        read = await call(session, "resource_read", project_path=str(project), resource_path="ui/panel.tres",
+                          properties=["bg_color", "border_width_top"])
+        return created, read
+
+    created, read = drive(godot_bin, scenario)
+    assert ok(created) == {"op": "style_box_create", "resource_path": "ui/panel.tres", "type": "StyleBoxFlat",
+                           "result": "ok"}
+    properties = ok(read)["properties"]
+    assert properties["border_width_top"] == 3
+    assert properties["bg_color"] == pytest.approx([0x33 / 255, 0x66 / 255, 0x99 / 255, 1], abs=1e-6)
+
+
+def test_resource_duplicate_overrides_one_property_and_keeps_the_rest(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
+        duplicated = await call(session, "resource_duplicate", project_path=str(project),
+                                source_path="materials/base.tres", dest_path="materials/variant.tres",
+                                property_overrides={"roughness": 0.9})
+        read = await call(session, "resource_read", project_path=str(project),
+                          resource_path="materials/variant.tres")
+        return duplicated, read
+
+    duplicated, read = drive(godot_bin, scenario)
+    assert ok(duplicated) == {"op": "resource_duplicate", "source_path": "materials/base.tres",
+                              "dest_path": "materials/variant.tres", "type": "StandardMaterial3D",
+                              "result": "ok"}
+    properties = ok(read)["properties"]
+    assert properties["roughness"] == 0.9
+    assert properties["albedo_color"] == [0.2, 0.4, 0.6, 1] and properties["metallic"] == 0.5
+
+
+def test_error_reply_is_a_tool_error_carrying_its_code(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> list[types.CallToolResult]:
+        return [
+            await call(session, "resource_read", project_path=str(project), resource_path="../outside.tres"),
+            await call(session, "resource_read", project_path=str(project), resource_path="materials/none.tres"),
+            await call(session, "material_create", project_path=str(project), material_type="StandardMaterial3D",
+                       resource_path="materials/x.tres", op="resource_read"),
+            await call(session, "resource_read", project_path="relative/game", resource_path="a.tres"),
+        ]
+
+    outside, missing, with_op, bad_project = drive(godot_bin, scenario)
+    assert tool_error(outside)["code"] == "path_outside_project"
+    assert tool_error(outside)["field"] == "resource_path"
+    assert "../outside.tres" in tool_error(outside)["message"]
+    assert tool_error(missing)["code"] == "not_found"
+    assert tool_error(with_op) == {"code": "invalid_request", "field": "op",
+                                   "message": "unknown member 'op': the tool's name is the operation"}
+    assert tool_error(bad_project)["code"] == "project_not_found"
+    assert not (project / "materials" / "x.tres").exists()
+
+
+def test_unknown_tool_is_a_protocol_error(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> MCPError:
+        with pytest.raises(MCPError) as caught:
+            await call(session, "node_set_properties", project_path=str(project))
+        return caught.value
+
+    error = drive(godot_bin, scenario)
+    assert error.code == types.INVALID_PARAMS
+    assert error.message.startswith("no tool named 'node_set_properties'; the tools are material_create, ")
+
+
+def engine_processes() -> list[psutil.Process]:
+    """The headless engines started by the MCP servers this test process started."""
+    found = []
+    for server in psutil.Process().children():
+        if "mcp" in server.cmdline():
+            found += [child for child in server.children() if "--headless" in child.cmdline()]
+    return found
+
+
+def test_server_survives_an_engine_crash(godot_bin: str, project: Path) -> None:
+    read = {"project_path": str(project), "resource_path": "materials/base.tres"}
+
+    async def scenario(session: ClientSession) -> tuple[list[int], list[int], types.CallToolResult, types.CallToolResult]:
+        first = await session.call_tool("resource_read", read)
+        engines = engine_processes()
+        for engine in engines:
+            engine.kill()
+        psutil.wait_procs(engines, timeout=5)
+        second = await session.call_tool("resource_read", read)
+        return [p.pid for p in engines], [p.pid for p in engine_processes()], first, second
+
+    killed, now, first, second = drive(godot_bin, scenario)
+    assert len(killed) == 1
+    assert ok(second)["properties"] == ok(first)["properties"]
+    assert len(now) == 1 and now != killed
+
+
+def test_project_option_lets_calls_omit_project_path(godot_bin: str, project: Path, tmp_path: Path) -> None:
+    errlog = tmp_path / "stderr.txt"
+
+    async def scenario(session: ClientSession) -> tuple[list[psutil.Process], list[psutil.Process],
+                                                        types.CallToolResult, types.CallToolResult]:
+        # The engine is started while the client connects, before any call.
+        with anyio.fail_after(30):
+            while not engine_processes():
+                await anyio.sleep(0.05)
+        warm = engine_processes()
+        created = await call(session, "material_create", material_type="PhysicsMaterial",
+                             resource_path="physics/ice.tres", properties={"friction": 0.05})
+        read = await call(session, "resource_read", resource_path="physics/ice.tres")
+        return warm, engine_processes(), created, read
+
+    warm, after, created, read = drive(godot_bin, scenario, "--project", str(project), errlog=errlog)
+    ok(created)
+    assert ok(read)["properties"]["friction"] == 0.05
+    assert (project / "physics" / "ice.tres").is_file()
+    assert len(warm) == 1 and after == warm
+    # Disconnecting the client stops the server and its engine.
+    gone, alive = psutil.wait_procs(warm, timeout=10)
+    assert alive == []
+    assert "Traceback" not in errlog.read_text()
+
+
+def test_bad_project_option_is_a_usage_error(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    done = run_cli("mcp", "--project", str(tmp_path / "missing"))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("godot-bridge: --project:") and "Traceback" not in done.stderr
+
+
+LOUD_SCRIPT = """extends Resource
+
+@export var label: String = ""
+
+
+func _init() -> void:
+	print("{\\"jsonrpc\\": \\"2.0\\", \\"id\\": 2, \\"result\\": {}}")
+	printraw("no newline after this")
+"""
+
+
+def test_stdout_carries_protocol_messages_only(godot_bin: str, project: Path, tmp_path: Path) -> None:
+    (project / "scripts").mkdir(exist_ok=True)
+    (project / "scripts" / "loud.gd").write_text(LOUD_SCRIPT)
+    (project / "loud.tres").write_text(
+        '[gd_resource type="Resource" load_steps=2 format=3]\n\n'
+        '[ext_resource type="Script" path="res://scripts/loud.gd" id="1"]\n\n'
+        '[resource]\nscript = ExtResource("1")\nlabel = "hi"\n'
+    )
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "resource_read", "arguments": {"resource_path": "loud.tres", "allow_scripts": True}}},
+    ]
+    errlog = tmp_path / "stderr.txt"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bridge", "mcp", "--verbose", "--project", str(project)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.open("wb"), cwd=REPO,
+        env={**os.environ, "GODOT_BIN": godot_bin},
+    )
+    assert server.stdin is not None and server.stdout is not None
+    lines = []
+    for message in messages:
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        if "id" in message:
+            lines.append(server.stdout.readline())
+    server.stdin.close()
+    rest = server.stdout.read()
+    assert server.wait(30) == 0
+    assert rest == b""
+    replies = [json.loads(line) for line in lines]
+    assert [reply["id"] for reply in replies] == [1, 2]
+    result = replies[1]["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"]["properties"] == {"label": "hi"}
+    assert result["structuredContent"]["script"] == "res://scripts/loud.gd"
+    # The script's output went to stderr with the rest of the engine's chatter (--verbose).
+    assert "no newline after this" in errlog.read_text()
+
+
+def test_concurrent_calls_are_served_one_at_a_time(godot_bin: str, project: Path) -> None:
+    shades = {f"materials/grey{n}.tres": n / 10 for n in range(8)}
+
+    async def scenario(session: ClientSession) -> dict[str, types.CallToolResult]:
+        results: dict[str, types.CallToolResult] = {}
+
+        async def create(path: str, shade: float) -> None:
+            results[path] = await call(session, "material_create", material_type="StandardMaterial3D",
+                                       resource_path=path, properties={"roughness": shade})
+
+        async with anyio.create_task_group() as tasks:
+            for path, shade in shades.items():
+                tasks.start_soon(create, path, shade)
+
+        async def read(path: str) -> None:
+            results[path] = await call(session, "resource_read", resource_path=path, properties=["roughness"])
+
+        async with anyio.create_task_group() as tasks:
+            for path in shades:
+                tasks.start_soon(read, path)
+        return results
+
+    results = drive(godot_bin, scenario, "--project", str(project))
+    assert {path: ok(result)["properties"]["roughness"] for path, result in results.items()} == shades
+    assert all(ok(result)["resource_path"] == path for path, result in results.items())
