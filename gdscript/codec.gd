@@ -42,6 +42,8 @@ static func decode(value: Variant, info: Dictionary, owner: String, job: Job, wh
 	var typed: bool = hint in [PROPERTY_HINT_ARRAY_TYPE, PROPERTY_HINT_TYPE_STRING, _HINT_DICTIONARY_TYPE] and not hint_string.is_empty()
 	if type == TYPE_ARRAY and typed and typeof(value) == TYPE_ARRAY:
 		return _typed_array(value, element_info(hint_string), job, where)
+	if type == TYPE_ARRAY and not typed:
+		type = _packed_setter_type(owner, info["name"], type)
 	if type == TYPE_DICTIONARY and typed and hint_string.contains(";") and typeof(value) == TYPE_DICTIONARY:
 		return _typed_dictionary(value, hint_string, job, where)
 	return decode_type(value, type, job, where)
@@ -146,6 +148,19 @@ static func enum_of(owner: String, info: Dictionary) -> String:
 				_enums[key] = str(method["args"][-1]["class_name"])
 				break
 	return _enums[key]
+
+
+## Some properties (ConvexPolygonShape3D.points) are listed as untyped Arrays although their
+## setter takes a packed array; an Array of JSON arrays would reach it as zero vectors.
+static func _packed_setter_type(owner: String, name: String, listed: int) -> int:
+	if owner.is_empty() or not ClassDB.class_exists(owner):
+		return listed
+	var setter: StringName = ClassDB.class_get_property_setter(owner, name)
+	for method: Dictionary in ClassDB.class_get_method_list(owner):
+		if method["name"] == setter and not method["args"].is_empty():
+			var argument: int = method["args"][-1]["type"]
+			return argument if _PACKED_ELEMENT.has(argument) else listed
+	return listed
 
 
 static func _by_name(text: String, named: Dictionary, flags: bool, job: Job, where: String) -> Variant:
