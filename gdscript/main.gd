@@ -11,6 +11,8 @@ const OPERATIONS: Dictionary = {
 	"resource_read": preload("ops/resource_read.gd"),
 	"material_create": preload("ops/material_create.gd"),
 	"style_box_create": preload("ops/style_box_create.gd"),
+	"shape_create": preload("ops/shape_create.gd"),
+	"resource_duplicate": preload("ops/resource_duplicate.gd"),
 }
 
 const HEADER_SIZE: int = 16

@@ -1,0 +1,105 @@
+extends RefCounted
+## shape_create: make a collision shape, then save it, attach it to a scene node, both, or neither.
+## With both, the scene references the saved file; when the scene cannot be written the saved file
+## is put back as it was, so the request changes both files or neither.
+
+const Job = preload("../job.gd")
+const Props = preload("../props.gd")
+const Saving = preload("../saving.gd")
+const SceneText = preload("../scene_text.gd")
+
+
+static func run(request: Dictionary, job: Job) -> Dictionary:
+	var type: String = request["shape_type"]
+	var base: String = _base_of(type)
+	if base.is_empty():
+		job.fail(Job.INVALID_TYPE, "shape_type %s is not a shape class the engine can create" % JSON.stringify(type), "shape_type")
+		return {}
+	var shape: Resource = ClassDB.instantiate(type)
+	Props.apply(shape, request.get("properties", {}), job, "properties")
+	var scene: SceneText = null
+	if not job.failed() and request.has("scene_path"):
+		scene = _target(request["scene_path"], request["node_path"], type, base, job)
+	if job.failed():
+		return {}
+	var saved: String = request.get("save_path", "")
+	if saved.is_empty():
+		if scene != null:
+			scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, "", ""), job, "scene_path")
+		return {}
+	var before: PackedByteArray = FileAccess.get_file_as_bytes(saved) if FileAccess.file_exists(saved) else PackedByteArray()
+	var had_file: bool = FileAccess.file_exists(saved)
+	var missing_folder: String = _outermost_missing(saved.get_base_dir())
+	Saving.save(shape, saved, job, "save_path")
+	if job.failed() or scene == null:
+		return {}
+	scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, Saving.uid_of(saved)), job, "scene_path")
+	if job.failed():
+		_put_back(saved, had_file, before, missing_folder)
+	return {}
+
+
+## "Shape3D" or "Shape2D" for a listed shape class, "" for anything else.
+static func _base_of(type: String) -> String:
+	if not ClassDB.class_exists(type) or not ClassDB.can_instantiate(type):
+		return ""
+	for base: String in ["Shape3D", "Shape2D"]:
+		if ClassDB.is_parent_class(type, base):
+			return base
+	return ""
+
+
+## The scene, scanned, after checking that `node_path` is a collision node of the shape's kind.
+static func _target(scene_path: String, node_path: String, type: String, base: String, job: Job) -> SceneText:
+	var scene: SceneText = SceneText.new()
+	scene.open(scene_path, job, "scene_path")
+	if job.failed():
+		return null
+	var key: String = _node_key(node_path)
+	var node_class: String = scene.node_class(key)
+	if node_class.is_empty():
+		var known: Array = scene.nodes.keys().slice(0, 12)
+		job.fail(Job.NODE_NOT_FOUND, "node_path %s is not a node of %s (its nodes: %s)" % [JSON.stringify(node_path), scene_path, ", ".join(known)], "node_path")
+		return null
+	var wanted: String = "CollisionShape3D" if base == "Shape3D" else "CollisionShape2D"
+	if not ClassDB.is_parent_class(node_class, wanted):
+		var other: String = "CollisionShape2D" if base == "Shape3D" else "CollisionShape3D"
+		var why: String = "%s is a %s shape and goes to a %s" % [type, base.right(2), wanted]
+		if ClassDB.is_parent_class(node_class, other):
+			why = "%s is a %s shape, but the node is a %s" % [type, base.right(2), node_class]
+		job.fail(Job.INCOMPATIBLE_NODE, "node_path %s (a %s) cannot take this shape: %s" % [JSON.stringify(node_path), node_class, why], "node_path")
+		return null
+	var owner: String = scene.instance_owner(key)
+	if not owner.is_empty() and not scene.editable(owner):
+		job.fail(Job.INCOMPATIBLE_NODE, "node_path %s belongs to the instanced scene at %s, whose children %s does not edit; attach the shape in that scene or make its children editable" % [JSON.stringify(node_path), owner, scene_path], "node_path")
+		return null
+	return scene
+
+
+## A node path as the scene text names it: relative to the root, the root itself ".".
+static func _node_key(node_path: String) -> String:
+	var key: String = node_path.trim_prefix("./").trim_suffix("/")
+	return "." if key.is_empty() else key
+
+
+static func _outermost_missing(folder: String) -> String:
+	var outermost: String = ""
+	while not DirAccess.dir_exists_absolute(folder) and folder != "res://":
+		outermost = folder
+		folder = folder.get_base_dir()
+	return outermost
+
+
+## Undo the save of `path`: restore its old bytes, or remove it and the folders made for it.
+static func _put_back(path: String, had_file: bool, before: PackedByteArray, missing_folder: String) -> void:
+	if had_file:
+		var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
+		if file != null:
+			file.store_buffer(before)
+			file.close()
+		return
+	DirAccess.remove_absolute(path)
+	var folder: String = path.get_base_dir()
+	while not missing_folder.is_empty() and folder.length() >= missing_folder.length():
+		DirAccess.remove_absolute(folder)
+		folder = folder.get_base_dir()
