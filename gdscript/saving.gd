@@ -10,6 +10,9 @@ static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors.
 static func save(resource: Resource, path: String, job: Job, where: String) -> void:
+	if DirAccess.dir_exists_absolute(path):
+		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
+		return
 	var folder: String = path.get_base_dir()
 	var made: String = _make_folders(folder, job, where)
 	if job.failed():
@@ -17,7 +20,8 @@ static func save(resource: Resource, path: String, job: Job, where: String) -> v
 	var uid: String = uid_of(path)
 	if uid.is_empty():
 		uid = ResourceUID.id_to_text(ResourceUID.create_id())
-	var temp: String = "%s/.%s.%d.tmp.%s" % [folder, path.get_file(), randi(), path.get_extension()]
+	# Named by this process's id: the bridge removes the temps of an engine it had to kill.
+	var temp: String = "%s/.%s.%d-%d.tmp.%s" % [folder, path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
 	var err: Error = ResourceSaver.save(resource, temp)
 	if err == OK:
 		err = _stamp_uids(temp, uid)
