@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import struct
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from . import engine as engines
-from . import paths
-from .errors import BridgeError, InvalidJson, InvalidPath, from_wire
+from . import locks, paths
+from .errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
 from .models import (
     AnyRequest,
     MaterialCreate,
@@ -26,6 +28,14 @@ from .models import (
 from .worker import Worker
 
 DEFAULT_TIMEOUT = 60.0
+START_TIMEOUT = 30.0
+MAX_REQUESTS = 10_000
+"""A worker is replaced after this many requests (memory the engine never gives back)."""
+MAX_RSS = 1 << 30
+"""A worker is replaced once its resident memory passes this many bytes."""
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted inside one request member."""
+_EXACT_INT = 2**53
 _F32 = struct.Struct("<f")
 
 
@@ -44,12 +54,18 @@ class Bridge:
         timeout: float = DEFAULT_TIMEOUT,
         verbose: bool = False,
         auto_import: bool = True,
+        start_timeout: float = START_TIMEOUT,
+        max_requests: int | None = MAX_REQUESTS,
+        max_rss: int | None = MAX_RSS,
     ) -> None:
         self._godot = godot
         self._engine: engines.Engine | None = None
         self.timeout = timeout
         self.verbose = verbose
         self.auto_import = auto_import
+        self.start_timeout = start_timeout
+        self.max_requests = max_requests
+        self.max_rss = max_rss
         self._workers: dict[Path, Worker] = {}
         self._imported: set[Path] = set()
 
@@ -75,6 +91,7 @@ class Bridge:
     def run(self, raw: Any) -> dict[str, Any]:
         """Serve one request given as a decoded JSON value; return its reply."""
         try:
+            check_input(raw)
             request = parse_request(raw)
         except BridgeError as exc:
             return error_reply(raw, exc)
@@ -85,16 +102,23 @@ class Bridge:
         try:
             root = paths.project_root(request.project_path)
             message = engine_message(request, root)
-            answer = self._worker(root).call(message, self.timeout)
+            answer = self._call(root, message)
             if self._should_import(root, answer):
                 failure = self._import(root)
                 if failure is None:
-                    answer = self._worker(root).call(message, self.timeout)
+                    answer = self._call(root, message)
                 else:
                     answer["error"]["message"] += f"; {failure}"
         except BridgeError as exc:
             return error_reply(request, exc)
         return engine_reply(request, answer)
+
+    def _call(self, root: Path, message: dict[str, Any]) -> dict[str, Any]:
+        """Send one message with its files locked; the deadline covers the wait for the locks."""
+        worker = self._worker(root)
+        deadline = time.monotonic() + self.timeout
+        held = hold_writes(root, message, deadline)
+        return worker.call(message, max(deadline - time.monotonic(), 0.0), release=held.release)
 
     def _should_import(self, root: Path, answer: dict[str, Any]) -> bool:
         error = answer.get("error") or {}
@@ -116,7 +140,7 @@ class Bridge:
 
     def _worker(self, root: Path) -> Worker:
         worker = self._workers.get(root)
-        if worker is not None and worker.alive:
+        if worker is not None and worker.alive and not worker.worn_out():
             return worker
         if worker is not None:
             worker.close()
@@ -124,6 +148,9 @@ class Bridge:
         worker = Worker(
             lambda token: engines.worker_argv(engine, root, token),
             verbose=self.verbose,
+            start_timeout=self.start_timeout,
+            max_requests=self.max_requests,
+            max_rss=self.max_rss,
         )
         worker.start()
         self._workers[root] = worker
@@ -221,6 +248,70 @@ def engine_message(request: AnyRequest, root: Path) -> dict[str, Any]:
         if message["dest_path"] == message["source_path"]:
             raise InvalidPath("dest_path must differ from source_path", field="dest_path")
     return message
+
+
+def check_input(raw: Any) -> None:
+    """Refuse what cannot cross the pipe intact: deep nesting, inexact numbers, broken text.
+
+    Every member is walked without recursion, so no nesting depth can exhaust Python's stack,
+    and the engine's parser and value codec never see more than MAX_DEPTH levels.
+    """
+    if not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        field = str(key)
+        stack: list[tuple[Any, int]] = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, dict):
+                _check_scalar(field, list(item.keys()))
+                children: Any = item.values()
+            elif isinstance(item, (list, tuple)):
+                children = item
+            else:
+                _check_scalar(field, [item])
+                continue
+            if depth > MAX_DEPTH:
+                raise InvalidRequest(f"{field} nests arrays or objects deeper than {MAX_DEPTH} levels", field=field)
+            nested = _check_scalar(field, children)
+            stack.extend((child, depth + 1) for child in nested)
+
+
+def _check_scalar(field: str, items: Any) -> list[Any]:
+    """Check the scalars among `items`; return the containers among them."""
+    nested: list[Any] = []
+    for item in items:
+        if isinstance(item, (dict, list, tuple)):
+            nested.append(item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise InvalidValue(
+                    f"{field} holds the number {item}; write non-finite floats as the strings "
+                    '"inf", "-inf" or "nan"',
+                    field=field,
+                )
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > _EXACT_INT:
+            raise InvalidValue(
+                f"{field} holds the integer {item}, beyond the ±2^53 that JSON numbers carry exactly",
+                field=field,
+            )
+        elif isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidRequest(
+                    f"{field} holds text that is not valid Unicode (an unpaired surrogate)", field=field
+                ) from None
+    return nested
+
+
+def hold_writes(root: Path, message: dict[str, Any], deadline: float) -> locks.Held:
+    """Lock every file an engine message writes (see bridge/locks.py), waiting until `deadline`."""
+    keys: list[str] = [key for key in ("save_path", "scene_path", "dest_path") if key in message]
+    if "path" in message and message.get("op") != "resource_read":
+        keys.append("path")
+    targets = [Path(os.path.realpath(root / str(message[key]).removeprefix("res://"))) for key in keys]
+    return locks.hold(targets, deadline)
 
 
 def decode_request(text: str) -> dict[str, Any]:
