@@ -72,7 +72,7 @@ static func _is_default(target: Object, name: String, value: Variant) -> bool:
 		default = target.property_get_revert(name)
 	else:
 		default = ClassDB.class_get_property_default_value(target.get_class(), name)
-	return typeof(default) == typeof(value) and same(default, value)
+	return same(default, value)
 
 
 ## Whether two values are equal, floats compared as the engine stores them (32-bit).

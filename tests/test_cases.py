@@ -1,0 +1,60 @@
+"""Data-driven cases: each file in tests/cases/ is a list of requests and the replies they must get.
+
+A case file is a JSON object: `"about"` (what it shows) and `"steps"`, each `{"request", "reply"}`.
+`"$PROJECT"` in a request stands for the fresh copy of the fixture project the case runs in. An
+expected error may give `"message_has"` (substrings the message must contain) instead of the whole
+`"message"`. Every step whose expected reply is an error also asserts that the project's files are
+byte-for-byte unchanged by it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge import Bridge
+
+from conftest import snapshot
+
+pytestmark = pytest.mark.godot
+
+CASES = Path(__file__).parent / "cases"
+PLACEHOLDER = "$PROJECT"
+
+
+def _filled(value: Any, project: Path) -> Any:
+    if isinstance(value, str):
+        return value.replace(PLACEHOLDER, str(project))
+    if isinstance(value, list):
+        return [_filled(item, project) for item in value]
+    if isinstance(value, dict):
+        return {key: _filled(item, project) for key, item in value.items()}
+    return value
+
+
+def _matches(expected: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+    """Return `reply` as the case expects to see it: its message checked by substrings if asked."""
+    error = expected.get("error")
+    if not (isinstance(error, dict) and "message_has" in error and isinstance(reply.get("error"), dict)):
+        return reply
+    message = str(reply["error"].get("message", ""))
+    missing = [part for part in error["message_has"] if part not in message]
+    assert not missing, f"error message {message!r} lacks {missing}"
+    shown = {key: value for key, value in reply["error"].items() if key != "message"}
+    return {**reply, "error": {**shown, "message_has": error["message_has"]}}
+
+
+@pytest.mark.parametrize("case", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
+def test_case(case: Path, project: Path, bridge: Bridge) -> None:
+    data = json.loads(case.read_text(encoding="utf-8"))
+    for number, step in enumerate(data["steps"], 1):
+        request = _filled(step["request"], project)
+        expected = step["reply"]
+        before = snapshot(project)
+        reply = bridge.run(request)
+        assert _matches(expected, reply) == expected, f"step {number} of {case.name}"
+        if expected.get("result") == "error":
+            assert snapshot(project) == before, f"step {number} of {case.name} changed files"
