@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
 import anyio
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
-from bridge.models import MaterialCreate, ResourceDuplicate, ResourceRead, ShapeCreate, StyleBoxCreate
+from bridge.models import MaterialCreate, Request, ResourceDuplicate, ResourceRead, ShapeCreate, StyleBoxCreate
 from conftest import REPO
 
 pytestmark = pytest.mark.godot
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.godot
 T = TypeVar("T")
 Scenario = Callable[[ClientSession], Awaitable[T]]
 
-OPERATIONS = {
+OPERATIONS: dict[str, type[Request]] = {
     "resource_read": ResourceRead,
     "material_create": MaterialCreate,
     "shape_create": ShapeCreate,
@@ -310,31 +310,31 @@ def test_bad_project_option_is_a_usage_error(tmp_path: Path) -> None:
     assert done.stderr.startswith("godot-bridge: --project:") and "Traceback" not in done.stderr
 
 
-LOUD_SCRIPT = """extends Resource
-
-@export var label: String = ""
-
-
-func _init() -> void:
-	print("{\\"jsonrpc\\": \\"2.0\\", \\"id\\": 2, \\"result\\": {}}")
-	printraw("no newline after this")
-"""
+def scripted_resource(project: Path, name: str, init: str) -> str:
+    """Write `name`.tres whose script runs `init` when the resource loads; return its path."""
+    (project / "scripts").mkdir(exist_ok=True)
+    (project / "scripts" / f"{name}.gd").write_text(
+        f'extends Resource\n\n@export var label: String = ""\n\n\nfunc _init() -> void:\n\t{init}\n'
+    )
+    (project / f"{name}.tres").write_text(
+        '[gd_resource type="Resource" load_steps=2 format=3]\n\n'
+        f'[ext_resource type="Script" path="res://scripts/{name}.gd" id="1"]\n\n'
+        '[resource]\nscript = ExtResource("1")\nlabel = "hi"\n'
+    )
+    return f"{name}.tres"
 
 
 def test_stdout_carries_protocol_messages_only(godot_bin: str, project: Path, tmp_path: Path) -> None:
-    (project / "scripts").mkdir(exist_ok=True)
-    (project / "scripts" / "loud.gd").write_text(LOUD_SCRIPT)
-    (project / "loud.tres").write_text(
-        '[gd_resource type="Resource" load_steps=2 format=3]\n\n'
-        '[ext_resource type="Script" path="res://scripts/loud.gd" id="1"]\n\n'
-        '[resource]\nscript = ExtResource("1")\nlabel = "hi"\n'
+    # The script prints a forged JSON-RPC reply on stdout, and a line without a newline.
+    loud = scripted_resource(
+        project, "loud", 'print("{\\"jsonrpc\\": \\"2.0\\", \\"id\\": 2, \\"result\\": {}}"); printraw("no newline after this")'
     )
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "resource_read", "arguments": {"resource_path": "loud.tres", "allow_scripts": True}}},
+         "params": {"name": "resource_read", "arguments": {"resource_path": loud, "allow_scripts": True}}},
     ]
     errlog = tmp_path / "stderr.txt"
     server = subprocess.Popen(
@@ -388,3 +388,16 @@ def test_concurrent_calls_are_served_one_at_a_time(godot_bin: str, project: Path
     results = drive(godot_bin, scenario, "--project", str(project))
     assert {path: ok(result)["properties"]["roughness"] for path, result in results.items()} == shades
     assert all(ok(result)["resource_path"] == path for path, result in results.items())
+
+
+def test_server_replaces_an_engine_that_runs_past_the_timeout(godot_bin: str, project: Path) -> None:
+    slow = scripted_resource(project, "slow", "OS.delay_msec(30000)")
+
+    async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
+        stuck = await call(session, "resource_read", resource_path=slow, allow_scripts=True)
+        after = await call(session, "resource_read", resource_path="materials/base.tres")
+        return stuck, after
+
+    stuck, after = drive(godot_bin, scenario, "--timeout", "3", "--project", str(project))
+    assert tool_error(stuck)["code"] == "timeout"
+    assert ok(after)["properties"]["roughness"] == 0.25
