@@ -21,6 +21,7 @@ static func infos(target: Object) -> Dictionary:
 ## Convert and set every entry of `values` on `target`; `member` names the request member.
 static func apply(target: Object, values: Dictionary, job: Job, member: String) -> void:
 	var known: Dictionary = infos(target)
+	var values_set: Dictionary = {}
 	for name: Variant in values:
 		if typeof(name) != TYPE_STRING:
 			job.fail(Job.INVALID_REQUEST, "%s has a key that is not a string" % member, member)
@@ -38,6 +39,20 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 		target.set(name, value)
 		if not same(target.get(name), value):
 			job.fail(Job.INVALID_VALUE, "%s: the engine did not accept %s for %s.%s (it reads back %s)" % [where, Codec.shown(values[name]), target.get_class(), name, JSON.stringify(Codec.encode(target.get(name), 0))], member)
+			return
+		values_set[name] = value
+	_check_kept(target, values_set, job, member)
+
+
+## Fail unless every value set is still there and will be saved: setting one property can reset
+## another, or make the engine stop storing it (a value it would then silently drop).
+static func _check_kept(target: Object, values_set: Dictionary, job: Job, member: String) -> void:
+	var now: Dictionary = infos(target)
+	for name: String in values_set:
+		var kept: bool = same(target.get(name), values_set[name])
+		if not kept or now[name]["usage"] & PROPERTY_USAGE_STORAGE == 0:
+			var why: String = "another property reset it" if not kept else "the engine does not save it together with the other properties given"
+			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: %s" % [member, name, target.get_class(), name, why], member)
 			return
 
 
