@@ -1,0 +1,61 @@
+"""resource_read against the real engine: fresh from disk on every request, and no script runs unasked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge import Bridge
+from conftest import snapshot
+
+pytestmark = pytest.mark.godot
+
+MARKS = ("values/scripted/loaded.txt", "values/scripted/created.txt")
+
+
+def _read(bridge: Bridge, project: Path, path: str, **fields: object) -> dict[str, object]:
+    return bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": path, **fields})
+
+
+def test_a_file_changed_between_requests_is_seen(project: Path, bridge: Bridge) -> None:
+    base = project / "materials" / "base.tres"
+    first = _read(bridge, project, "values/deep.tres")
+    base.write_text(base.read_text().replace("roughness = 0.25", "roughness = 0.75"))
+    direct = _read(bridge, project, "materials/base.tres")
+    nested = _read(bridge, project, "values/deep.tres")
+    assert first["properties"]["next_pass"]["properties"]["roughness"] == 0.25  # type: ignore[index]
+    assert direct["properties"]["roughness"] == 0.75  # type: ignore[index]
+    assert nested["properties"]["next_pass"]["properties"]["roughness"] == 0.75  # type: ignore[index]
+
+
+@pytest.mark.parametrize("path", ["values/scripted/carrier.tres", "values/scripted/wrapper.tres",
+                                  "values/scripted/scene.tscn"])
+def test_no_script_runs_without_allow_scripts(project: Path, bridge: Bridge, path: str) -> None:
+    before = snapshot(project)
+    reply = _read(bridge, project, path)
+    assert reply["error"]["code"] == "unsafe_resource"  # type: ignore[index]
+    assert snapshot(project) == before
+    assert not any((project / mark).exists() for mark in MARKS)
+
+
+def test_allow_scripts_loads_and_reports_the_script(project: Path, bridge: Bridge) -> None:
+    reply = _read(bridge, project, "values/scripted/carrier.tres", allow_scripts=True)
+    assert reply["result"] == "ok", reply
+    assert reply["type"] == "ShaderMaterial"
+    assert reply["script"] == "res://values/scripted/marker.gd"
+    # Proof that the gate above is real: loading with permission does run the script's code.
+    assert (project / "values/scripted/created.txt").exists()
+
+
+def test_a_scene_without_scripts_reads_without_instancing(project: Path, bridge: Bridge) -> None:
+    reply = _read(bridge, project, "values/plain.tscn")
+    assert reply["type"] == "PackedScene"
+    bundled = reply["properties"]["_bundled"]  # type: ignore[index]
+    assert bundled["names"][:2] == ["Root", "Node3D"] and bundled["node_count"] == 2
+
+
+def test_a_dependency_cycle_fails_cleanly(project: Path, bridge: Bridge) -> None:
+    reply = _read(bridge, project, "values/cycle_a.tres", depth=50)
+    assert reply["error"]["code"] == "load_failed"  # type: ignore[index]
+    assert _read(bridge, project, "materials/base.tres")["result"] == "ok"

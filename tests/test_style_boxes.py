@@ -1,0 +1,34 @@
+"""style_box_create against the real engine: each of the four classes is written and reads back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge import Bridge
+from bridge.models import STYLE_TYPES
+from conftest import snapshot
+
+pytestmark = pytest.mark.godot
+
+MARGIN = {"content_margin_top": 7}
+
+
+@pytest.mark.parametrize("style_type", STYLE_TYPES)
+def test_each_style_box_class_is_saved(project: Path, bridge: Bridge, style_type: str) -> None:
+    made = bridge.run({"op": "style_box_create", "project_path": str(project), "save_path": "ui/box.tres",
+                       "style_type": style_type, "properties": MARGIN})
+    assert made == {"op": "style_box_create", "save_path": "ui/box.tres", "type": style_type, "result": "ok"}
+    assert (project / "ui/box.tres").read_text().startswith(f'[gd_resource type="{style_type}"')
+    read = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "ui/box.tres"})
+    assert read["type"] == style_type and read["properties"] == {"content_margin_top": 7.0}
+
+
+def test_a_texture_of_the_wrong_class_is_refused(project: Path, bridge: Bridge) -> None:
+    before = snapshot(project)
+    reply = bridge.run({"op": "style_box_create", "project_path": str(project), "resource_path": "ui/t.tres",
+                        "style_type": "StyleBoxTexture", "properties": {"texture": "values/deep.tres"}})
+    assert reply["error"]["code"] == "invalid_value"
+    assert "Texture2D" in reply["error"]["message"]
+    assert snapshot(project) == before
