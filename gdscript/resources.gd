@@ -30,8 +30,9 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
-	if not ResourceLoader.exists(path) and not path.get_extension() in ResourceLoader.get_recognized_extensions_for_type("Resource"):
-		job.fail(Job.NOT_IMPORTED, "%s: %s has not been imported by the engine (the project has no import data for it)" % [where, path], where)
+	var unimported: String = _unimported(path)
+	if not unimported.is_empty():
+		job.fail(Job.NOT_IMPORTED, "%s: %s has not been imported by the engine (the project has no import data for it)" % [where, unimported], where)
 		return null
 	if not job.allow_scripts:
 		var carrier: String = script_carrier(path, {})
@@ -42,6 +43,18 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if loaded == null:
 		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))], where)
 	return loaded
+
+
+## `path` or the first file it depends on that exists but that the engine cannot load before an
+## import (a .png with no import data, say), or "".
+static func _unimported(path: String) -> String:
+	var candidates: Array[String] = [path]
+	if ResourceLoader.exists(path):
+		candidates.assign(Array(ResourceLoader.get_dependencies(path)).map(func(d: String) -> String: return d.get_slice("::", 2) if d.contains("::") else d))
+	for candidate: String in candidates:
+		if FileAccess.file_exists(candidate) and not ResourceLoader.exists(candidate) and not candidate.get_extension() in ResourceLoader.get_recognized_extensions_for_type("Resource"):
+			return candidate
+	return ""
 
 
 ## Why a load failed, as near as can be told: ResourceLoader.load() returns no error code.
