@@ -1,0 +1,122 @@
+"""Requests that need an imported asset: one import of a never-imported project, or not_imported.
+
+The fixture project has never been imported (no .godot/); each test writes a PNG into its copy.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from bridge import Bridge
+from conftest import run_cli, snapshot
+
+pytestmark = pytest.mark.godot
+
+IMPORTING = "godot-bridge: importing the assets of"
+
+
+def png(width: int = 4, height: int = 4) -> bytes:
+    """A small opaque red RGBA PNG."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\xff\x00\x00\xff" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@pytest.fixture
+def textured(project: Path) -> Path:
+    """The project with icons/red.png and no import data."""
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    assert not (project / ".godot").exists()
+    return project
+
+
+def style_box(project: Path, path: str = "ui/panel.tres") -> dict[str, object]:
+    return {"op": "style_box_create", "project_path": str(project), "style_type": "StyleBoxTexture",
+            "resource_path": path, "properties": {"texture": "icons/red.png"}}
+
+
+@pytest.mark.timeout(180)
+def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: Path, godot_bin: str) -> None:
+    done = run_cli("run", json.dumps(style_box(textured)), godot=godot_bin)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"op": "style_box_create", "resource_path": "ui/panel.tres",
+                                       "type": "StyleBoxTexture", "result": "ok"}
+    assert done.stderr.count(IMPORTING) == 1
+    assert (textured / "icons/red.png.import").is_file()
+    import_uid = (textured / "icons/red.png.import").read_text().split('uid="', 1)[1].split('"', 1)[0]
+    text = (textured / "ui/panel.tres").read_text()
+    assert f'[ext_resource type="Texture2D" uid="{import_uid}" path="res://icons/red.png"' in text
+    with Bridge(godot_bin) as bridge:
+        read = bridge.resource_read(str(textured), "ui/panel.tres", depth=0)
+    assert read["properties"]["texture"] == "res://icons/red.png"
+
+
+@pytest.mark.timeout(180)
+def test_a_bridge_imports_a_project_once(
+    textured: Path, godot_bin: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (textured / "icons" / "blue.png").write_bytes(png(2, 2))
+    with Bridge(godot_bin) as bridge:
+        first = bridge.run(style_box(textured, "ui/a.tres"))
+        second = bridge.run({**style_box(textured, "ui/b.tres"), "properties": {"texture": "icons/blue.png"}})
+    assert (first["result"], second["result"]) == ("ok", "ok")
+    assert capsys.readouterr().err.count(IMPORTING) == 1
+
+
+def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godot_bin: str) -> None:
+    before = snapshot(textured)
+    done = run_cli("--no-import", "run", json.dumps(style_box(textured)), godot=godot_bin)
+    assert done.returncode == 1
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "not_imported"
+    assert reply["error"]["field"] == "properties"
+    assert "res://icons/red.png" in reply["error"]["message"]
+    assert IMPORTING not in done.stderr
+    assert snapshot(textured) == before
+
+
+def test_bridge_without_auto_import_answers_not_imported(textured: Path, godot_bin: str) -> None:
+    before = snapshot(textured)
+    with Bridge(godot_bin, auto_import=False) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(textured),
+                            "material_type": "StandardMaterial3D", "resource_path": "m.tres",
+                            "properties": {"albedo_texture": "res://icons/red.png"}})
+    assert reply["error"]["code"] == "not_imported"
+    assert snapshot(textured) == before
+
+
+@pytest.mark.timeout(180)
+def test_deep_duplicate_keeps_an_imported_texture_as_a_reference(textured: Path, bridge: Bridge) -> None:
+    (textured / "materials/painted.tres").write_text(
+        '[gd_resource type="StandardMaterial3D" format=3]\n\n'
+        '[ext_resource type="Texture2D" path="res://icons/red.png" id="1_tex"]\n'
+        '[ext_resource type="Material" path="res://materials/base.tres" id="2_base"]\n\n'
+        '[resource]\nalbedo_texture = ExtResource("1_tex")\nnext_pass = ExtResource("2_base")\n'
+    )
+    reply = bridge.run({"op": "resource_duplicate", "project_path": str(textured),
+                        "source_path": "materials/painted.tres", "dest_path": "materials/copy.tres",
+                        "deep_copy": True})
+    assert reply["result"] == "ok", reply
+    text = (textured / "materials/copy.tres").read_text()
+    assert text.count("[ext_resource") == 1
+    assert 'path="res://icons/red.png"' in text
+    assert '[sub_resource type="StandardMaterial3D"' in text
+
+
+def test_a_file_that_is_no_resource_stays_not_imported_after_the_import(
+    textured: Path, bridge: Bridge
+) -> None:
+    (textured / "notes.txt").write_text("not an asset")
+    reply = bridge.run({"op": "material_create", "project_path": str(textured),
+                        "material_type": "StandardMaterial3D", "resource_path": "m.tres",
+                        "properties": {"albedo_texture": "notes.txt"}})
+    assert reply["error"]["code"] == "not_imported"
+    assert not (textured / "m.tres").exists()
