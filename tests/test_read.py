@@ -59,3 +59,12 @@ def test_a_dependency_cycle_fails_cleanly(project: Path, bridge: Bridge) -> None
     reply = _read(bridge, project, "values/cycle_a.tres", depth=50)
     assert reply["error"]["code"] == "load_failed"  # type: ignore[index]
     assert _read(bridge, project, "materials/base.tres")["result"] == "ok"
+
+
+def test_reading_a_scene_loads_its_scripts_but_instances_no_node(project: Path, bridge: Bridge) -> None:
+    reply = _read(bridge, project, "values/scripted/scene.tscn", allow_scripts=True)
+    assert reply["type"] == "PackedScene", reply
+    # Why a scene with scripts needs allow_scripts: the static initialiser ran at load...
+    assert (project / "values/scripted/loaded.txt").exists()
+    # ...but no node was created, so no _init ran.
+    assert not (project / "values/scripted/created.txt").exists()
