@@ -334,12 +334,17 @@ def engine_reply(request: AnyRequest, answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
-    """Name the main file's member as the request spelled it; the engine always calls it `path`."""
-    key = request.path_key
-    if key is not None and error.field == "path":
+    """Name members as the request spelled them: the engine always calls the main file `path`
+    and a shape's params `properties`."""
+    spelled: dict[str, str | None] = {"path": request.path_key}
+    if isinstance(request, ShapeCreate) and request.shape_params is not None:
+        spelled["properties"] = "shape_params"
+    engine_name = error.field or ""
+    key = spelled.get(engine_name)
+    if key is not None:
         error.field = key
-        if error.message.startswith("path: "):
-            error.message = f"{key}: " + error.message.removeprefix("path: ")
+        if error.message.startswith((f"{engine_name}: ", f"{engine_name}.")):
+            error.message = key + error.message.removeprefix(engine_name)
     return error
 
 
