@@ -75,7 +75,7 @@ def test_in_memory_creation_still_checks_the_params(project: Path, bridge: Bridg
     reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "CircleShape2D",
                         "shape_params": {"radius": "wide"}})
     assert reply["error"]["code"] == "invalid_value"
-    assert reply["error"]["field"] == "properties"
+    assert reply["error"]["field"] == "shape_params"
 
 
 @pytest.mark.parametrize(
@@ -123,3 +123,11 @@ def test_cli_creates_a_shape(project: Path, godot_bin: str) -> None:
     assert json.loads(done.stdout) == {"op": "shape_create", "id": 7, "shape_type": "RectangleShape2D",
                                        "save_path": "res://ui/rect.tres", "result": "ok"}
     assert "size = Vector2(3, 4)" in (project / "ui" / "rect.tres").read_text()
+
+
+def test_an_error_names_the_member_as_the_request_spelled_it(project: Path, bridge: Bridge) -> None:
+    for member in ("shape_params", "properties"):
+        reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "SphereShape3D",
+                            member: {"radius": "big"}})
+        assert reply["error"]["field"] == member
+        assert reply["error"]["message"].startswith(f"{member}.radius: ")
