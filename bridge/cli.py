@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import IO, Any, Iterator, NoReturn, Sequence
 
 from . import engine as engines
 from . import paths
-from .api import DEFAULT_TIMEOUT, Bridge, error_reply
-from .errors import BridgeError, InvalidJson, Skipped
+from .api import DEFAULT_TIMEOUT, Bridge, decode_request, error_reply
+from .errors import BridgeError, InvalidJson
 from .models import request_schema
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -59,8 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     batch = commands.add_parser("batch", parents=[common], help="serve JSON Lines, replies in input order",
                                 description="Serve one request per input line; print one reply per line, in input order.")
     batch.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - (default) for stdin")
+    batch.add_argument("--jobs", "-j", type=int, default=_cores(), metavar="N",
+                       help=f"engine workers serving the batch at once (default: the number of cores, {_cores()})")
     batch.add_argument("--stop-on-error", action="store_true",
-                       help="after the first error, answer the remaining requests with 'skipped'")
+                       help="after the first error, answer the remaining requests with 'skipped' "
+                       "(requests then run one at a time, so none after the error runs)")
     batch.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
@@ -83,13 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "doctor":
             return _doctor(args.godot, args.project)
+        if args.command == "batch":
+            return _batch(args)
         with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
                     auto_import=not args.no_import) as bridge:
             if args.command == "run":
                 return _run(bridge, args.request)
-            if args.command == "mcp":
-                return _mcp(bridge, args.project)
-            return _batch(bridge, args.file, args.stop_on_error, _want_progress(args.progress))
+            return _mcp(bridge, args.project)
     except UsageError as exc:
         return _usage(str(exc))
     except KeyboardInterrupt:
@@ -121,22 +126,36 @@ def _mcp(bridge: Bridge, project: str | None) -> int:
     return EXIT_OK
 
 
-def _batch(bridge: Bridge, source: str, stop_on_error: bool, progress: bool) -> int:
-    stream: IO[bytes] = sys.stdin.buffer if source == "-" else _open(source)
+def _batch(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
+    # Imported here: `run` needs none of the pool's machinery.
+    from .pool import Pool
+
+    progress = _Progress(_count_lines(args.file)) if _want_progress(args.progress) else None
     failed = False
-    with stream:
-        lines = _request_lines(stream)
-        for count, line in enumerate(lines, 1):
-            if failed and stop_on_error:
-                reply = error_reply(_loads_or_none(line), Skipped("skipped: an earlier request failed and --stop-on-error is set"))
-            else:
-                reply = _serve_line(bridge, line)
-            failed = failed or reply["result"] != "ok"
-            _print(reply)
-            if progress:
-                _progress(count, failed)
-    if progress:
-        sys.stderr.write("\n")
+    with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
+                      stop_on_error=args.stop_on_error) as pool:
+        out = sys.stdout
+        try:
+            for reply in pool.map(_request_lines(stream)):
+                failed = failed or reply["result"] != "ok"
+                out.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
+                # Flush only when the next reply is not ready yet: replies stream as they come,
+                # without one system call per reply on a fast run.
+                if not pool.ready():
+                    out.flush()
+                if progress is not None:
+                    progress.update(reply)
+            out.flush()
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as other command-line tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+            return EXIT_ERROR
+        finally:
+            if progress is not None:
+                progress.close()
     return EXIT_ERROR if failed else EXIT_OK
 
 
@@ -152,20 +171,10 @@ def _request_lines(stream: IO[bytes]) -> Iterator[str]:
 
 def _serve_line(bridge: Bridge, text: str) -> dict[str, Any]:
     try:
-        raw = json.loads(text)
-    except (ValueError, RecursionError):
-        shown = "not UTF-8" if text.startswith("\0") else "not valid JSON"
-        return error_reply(None, InvalidJson(f"the request is {shown}; send one JSON object"))
-    if not isinstance(raw, dict):
-        return error_reply(None, InvalidJson(f"the request is a JSON {type(raw).__name__}, not an object"))
+        raw = decode_request(text)
+    except InvalidJson as exc:
+        return error_reply(None, exc)
     return bridge.run(raw)
-
-
-def _loads_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
 
 
 def _doctor(godot: str | None, project: str | None) -> int:
@@ -194,9 +203,52 @@ def _want_progress(flag: bool | None) -> bool:
     return sys.stderr.isatty() if flag is None else flag
 
 
-def _progress(count: int, failed: bool) -> None:
-    sys.stderr.write(f"\rgodot-bridge: {count} requests served{' (with errors)' if failed else ''}")
-    sys.stderr.flush()
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _count_lines(source: str) -> int | None:
+    """Return the number of requests in a batch file, or None for a pipe (a bar needs the total)."""
+    if source == "-" or not os.path.isfile(source):
+        return None
+    with open(source, "rb") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
+class _Progress:
+    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+
+    def __init__(self, total: int | None) -> None:
+        self.total = total
+        self.done = self.errors = 0
+        self.started = self.drawn = time.monotonic()
+
+    def update(self, reply: dict[str, Any]) -> None:
+        self.done += 1
+        self.errors += reply["result"] != "ok"
+        now = time.monotonic()
+        if now - self.drawn >= 0.1:
+            self.drawn = now
+            self._draw(now)
+
+    def close(self) -> None:
+        self._draw(time.monotonic())
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def _draw(self, now: float) -> None:
+        rate = self.done / max(now - self.started, 1e-9)
+        errors = f", {self.errors} errors" if self.errors else ""
+        if self.total:
+            filled = min(30, 30 * self.done // self.total)
+            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
+        else:
+            bar = f"{self.done} done"
+        sys.stderr.write(f"\rgodot-bridge: {bar}, {rate:.0f} req/s{errors}\x1b[K")
+        sys.stderr.flush()
 
 
 def _read_file(path: str) -> bytes:
