@@ -202,9 +202,10 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## Write `content` over the scene atomically: a temp file beside it, renamed over it.
+## Write `content` over the scene atomically: a temp file beside it (named like saving.gd names
+## its own, so the bridge can clear those of a killed engine), renamed over it.
 func write(content: String, job: Job, where: String) -> void:
-	var temp: String = "%s/.%s.%d.tmp.tscn" % [path.get_base_dir(), path.get_file(), randi()]
+	var temp: String = "%s/.%s.%d-%d.tmp.tscn" % [path.get_base_dir(), path.get_file(), OS.get_process_id(), randi()]
 	var file: FileAccess = FileAccess.open(temp, FileAccess.WRITE)
 	var err: Error = FileAccess.get_open_error()
 	if file != null:
