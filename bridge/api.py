@@ -114,11 +114,10 @@ class Bridge:
         return engine_reply(request, answer)
 
     def _call(self, root: Path, message: dict[str, Any]) -> dict[str, Any]:
-        """Send one message with its files locked; the deadline covers the wait for the locks."""
+        """Send one message with the files it writes locked (the wait for a lock is bounded too)."""
         worker = self._worker(root)
-        deadline = time.monotonic() + self.timeout
-        held = hold_writes(root, message, deadline)
-        return worker.call(message, max(deadline - time.monotonic(), 0.0), release=held.release)
+        held = hold_writes(root, message, time.monotonic() + self.timeout)
+        return worker.call(message, self.timeout, release=held.release)
 
     def _should_import(self, root: Path, answer: dict[str, Any]) -> bool:
         error = answer.get("error") or {}

@@ -179,21 +179,22 @@ class Worker:
         self._dead = self._dead or "killed"
         if proc.returncode is None:
             try:
-                root = psutil.Process(proc.pid)
-                victims = [*root.children(recursive=True), root]
+                children = psutil.Process(proc.pid).children(recursive=True)
             except psutil.Error:
-                victims = []
-            for victim in victims:
+                children = []
+            for victim in children:
                 try:
                     victim.kill()
                 except psutil.Error:
                     pass
-            # The engine leads its own session: this reaches children that left the tree too.
             try:
+                proc.kill()
+                # The engine leads its own session: this reaches children that left the tree too.
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
-            psutil.wait_procs(victims, timeout=_STOP_WAIT)
+            # Only Popen may reap the engine itself, or its exit status would be lost.
+            psutil.wait_procs(children, timeout=_STOP_WAIT)
         try:
             proc.wait(_STOP_WAIT)
         except subprocess.TimeoutExpired:
@@ -277,9 +278,14 @@ class Worker:
                 stdin.write(data)
                 stdin.flush()
         except (OSError, ValueError):
-            # The engine closed its input: it can never get another request.
-            self._dead = self._dead or "it stopped reading its input"
-            self.kill()
+            proc = self.proc
+            try:
+                if proc is not None:
+                    proc.wait(_STOP_WAIT / 4)
+            except subprocess.TimeoutExpired:
+                # Alive but its input is closed: it can never get another request.
+                self._dead = self._dead or "it closed its input"
+                self.kill()
         finally:
             try:
                 stdin.close()

@@ -1,0 +1,218 @@
+"""Transport faults, with a fake engine (tests/fake_engine.py): crash, hang, garbage, deafness, floods.
+
+Each test shows what a caller sees: the failing request gets `engine_crashed` or `timeout`, no
+call hangs, nothing is re-run, and the next request is served by a fresh engine process.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import psutil
+import pytest
+
+from bridge import Bridge
+from bridge.errors import EngineCrashed, Timeout
+from bridge.worker import Worker
+from conftest import run_cli
+
+FAKE = Path(__file__).parent / "fake_engine.py"
+
+
+@pytest.fixture
+def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An executable that the bridge takes for Godot: the fake engine."""
+    wrapper = tmp_path / "bin" / "godot"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
+    monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
+    return str(wrapper)
+
+
+@pytest.fixture
+def fake_bridge(fake_godot: str) -> Iterator[Bridge]:
+    with Bridge(fake_godot, timeout=3, start_timeout=3) as b:
+        yield b
+
+
+def request(project: Path, kind: str, **extra: Any) -> dict[str, Any]:
+    return {"op": "material_create", "project_path": str(project), "material_type": kind,
+            "resource_path": "m.tres", **extra}
+
+
+def received(tmp_path: Path) -> list[dict[str, Any]]:
+    log = tmp_path / "received.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def fake_worker(fake_godot: str) -> Worker:
+    worker = Worker(lambda token: [fake_godot, "--", token], start_timeout=5)
+    worker.start()
+    return worker
+
+
+def test_engine_dying_mid_request_fails_that_request_only(fake_bridge: Bridge, project: Path,
+                                                          tmp_path: Path) -> None:
+    first = fake_bridge.run(request(project, "ok"))
+    died = fake_bridge.run(request(project, "die", id=7))
+    after = fake_bridge.run(request(project, "ok"))
+    assert first["result"] == "ok" and after["result"] == "ok"
+    assert died["result"] == "error" and died["id"] == 7
+    assert died["error"]["code"] == "engine_crashed"
+    assert "exit code 3" in died["error"]["message"]
+    assert "fatal error while serving" in died["error"]["message"]
+    assert after["pid"] != first["pid"]
+    kinds = [entry["material_type"] for entry in received(tmp_path)]
+    assert kinds == ["ok", "die", "ok"]
+
+
+def test_batch_goes_on_after_a_crash_and_never_reruns(fake_godot: str, project: Path, tmp_path: Path) -> None:
+    lines = [json.dumps(request(project, kind, id=n)) for n, kind in enumerate(["ok", "die", "ok", "die", "ok"])]
+    done = run_cli("--godot", fake_godot, "--timeout", "5", "batch", input="\n".join(lines) + "\n")
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [0, 1, 2, 3, 4]
+    assert [r["result"] if r["result"] == "ok" else r["error"]["code"] for r in replies] == [
+        "ok", "engine_crashed", "ok", "engine_crashed", "ok"]
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert [entry["material_type"] for entry in received(tmp_path)] == ["ok", "die", "ok", "die", "ok"]
+
+
+def test_hung_request_times_out_and_its_process_tree_is_killed(fake_bridge: Bridge, project: Path,
+                                                                tmp_path: Path) -> None:
+    engine_pid = fake_bridge.run(request(project, "ok"))["pid"]
+    started = time.monotonic()
+    reply = fake_bridge.run(request(project, "spawn"))
+    took = time.monotonic() - started
+    assert reply["error"]["code"] == "timeout", reply
+    assert "3 s" in reply["error"]["message"]
+    assert took < 3 + 4
+    child = next(entry["child"] for entry in received(tmp_path) if "child" in entry)
+    assert gone(engine_pid) and gone(child)
+    after = fake_bridge.run(request(project, "ok"))
+    assert after["result"] == "ok" and after["pid"] != engine_pid
+
+
+def test_engine_crashing_at_start_is_reported_and_the_next_request_retries(
+        fake_bridge: Bridge, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ENGINE_START", "crash")
+    reply = fake_bridge.run(request(project, "ok"))
+    assert reply["error"]["code"] == "engine_crashed"
+    assert "during start-up" in reply["error"]["message"]
+    assert "cannot open display" in reply["error"]["message"]
+    monkeypatch.setenv("FAKE_ENGINE_START", "ok")
+    assert fake_bridge.run(request(project, "ok"))["result"] == "ok"
+
+
+def test_engine_that_never_becomes_ready_is_given_up_on(fake_godot: str, project: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ENGINE_START", "hang")
+    with Bridge(fake_godot, timeout=30, start_timeout=1.5) as b:
+        started = time.monotonic()
+        reply = b.run(request(project, "ok"))
+        assert time.monotonic() - started < 1.5 + 4
+    assert reply["error"]["code"] == "engine_crashed"
+    assert "did not become ready within 1.5 s" in reply["error"]["message"]
+
+
+def test_garbled_reply_is_a_crash_and_the_engine_is_replaced(fake_bridge: Bridge, project: Path) -> None:
+    first = fake_bridge.run(request(project, "ok"))
+    reply = fake_bridge.run(request(project, "garbage"))
+    assert reply["error"]["code"] == "engine_crashed"
+    assert "garbled" in reply["error"]["message"]
+    assert gone(first["pid"])
+    assert fake_bridge.run(request(project, "ok"))["result"] == "ok"
+
+
+def test_engine_that_stops_reading_cannot_block_a_send(fake_godot: str, project: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ENGINE_START", "deaf")
+    big = {"resource_name": "x" * (8 << 20)}
+    worker = fake_worker(fake_godot)
+    try:
+        started = time.monotonic()
+        for _ in range(3):
+            worker.send({"op": "material_create", "material_type": "ok", "properties": big})
+        assert time.monotonic() - started < 2, "send() waited for the engine to read"
+        with pytest.raises(Timeout):
+            worker.receive(time.monotonic() + 1)
+    finally:
+        worker.close()
+    with Bridge(fake_godot, timeout=2) as b:
+        started = time.monotonic()
+        reply = b.run(request(project, "ok", properties=big))
+        assert time.monotonic() - started < 2 + 4
+    assert reply["error"]["code"] == "timeout"
+
+
+def test_flood_of_output_neither_stalls_the_reply_nor_grows_memory(fake_godot: str, project: Path) -> None:
+    me = psutil.Process()
+    with Bridge(fake_godot, timeout=60) as b:
+        assert b.run(request(project, "ok"))["result"] == "ok"
+        before = me.memory_info().rss
+        started = time.monotonic()
+        reply = b.run(request(project, "flood"))
+        took = time.monotonic() - started
+        grown = me.memory_info().rss - before
+        died = b.run(request(project, "die"))
+    print(f"200 MB flood + 10 MB line: reply after {took:.2f} s, bridge RSS grew {grown / 1e6:.1f} MB")
+    assert reply["result"] == "ok", reply
+    assert grown < 64e6
+    # The crash message carries a tail of the output, not the flood.
+    assert len(died["error"]["message"]) < 20_000
+    assert "fatal error while serving" in died["error"]["message"]
+
+
+def test_requests_sent_ahead_are_answered_in_order(fake_godot: str) -> None:
+    worker = fake_worker(fake_godot)
+    try:
+        seqs = [worker.send({"material_type": kind}) for kind in ["sleep:0.2", "ok", "sleep:0.1", "ok"]]
+        answers = [worker.receive(time.monotonic() + 5) for _ in seqs]
+    finally:
+        worker.close()
+    assert [a["seq"] for a in answers] == seqs
+    assert [a["reply"]["type"] for a in answers] == ["sleep:0.2", "ok", "sleep:0.1", "ok"]
+
+
+def test_engine_death_fails_every_pending_request_and_runs_every_release(fake_godot: str) -> None:
+    worker = fake_worker(fake_godot)
+    released: list[str] = []
+    try:
+        for kind in ["ok", "die", "ok"]:
+            worker.send({"material_type": kind}, release=lambda kind=kind: released.append(kind))
+        assert worker.receive(time.monotonic() + 5)["ok"] is True
+        for _ in range(2):
+            with pytest.raises(EngineCrashed):
+                worker.receive(time.monotonic() + 5)
+        with pytest.raises(EngineCrashed):
+            worker.send({"material_type": "ok"}, release=lambda: released.append("late"))
+    finally:
+        worker.close()
+    assert sorted(released) == ["die", "late", "ok", "ok"]
+
+
+def test_close_is_bounded_even_when_the_engine_ignores_it(fake_godot: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ENGINE_START", "deaf")
+    worker = fake_worker(fake_godot)
+    pid = worker.pid
+    assert pid is not None
+    started = time.monotonic()
+    worker.close()
+    assert time.monotonic() - started < 10
+    assert gone(pid) and not worker.alive

@@ -1,0 +1,142 @@
+"""Fault injection: SIGKILL the real engine at random moments of a batch of writes.
+
+Whatever moment the kill lands on (parsing, saving the temp file, stamping UIDs, renaming), every
+target is afterwards either exactly its old file or a complete new one that the engine loads, and no
+temp file is left in the project. The killed request answers `engine_crashed`; the next is served.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from bridge import Bridge
+
+pytestmark = pytest.mark.godot
+
+KILLS = 55
+TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres",
+           "new_a.tres", "fresh/deeper/new_b.tres", "fresh/new_c.tres"]
+NAME_SIZES = [16, 200_000, 1_000_000, 2_500_000]
+_UID = re.compile(rb'^\[gd_resource [^\n]*uid="(uid://[^"]+)"')
+
+
+def engines() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children() if "main.gd" in " ".join(p.cmdline())]
+
+
+def temps(project: Path) -> list[Path]:
+    return [p for p in project.rglob("*") if ".tmp." in p.name]
+
+
+def create(project: Path, path: str, name: str, roughness: float) -> dict[str, Any]:
+    return {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+            "resource_path": path, "properties": {"resource_name": name, "roughness": roughness}}
+
+
+class Killer:
+    """Kill the engine a chosen delay into the request in flight, if it is still in flight."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project
+        self.lock = threading.Lock()
+        self.request = -1
+        self.folder = project
+        self.kills = 0
+        self.mid_write = 0
+
+    def arm(self, request: int, delay: float) -> threading.Timer:
+        timer = threading.Timer(delay, self._kill, args=(request,))
+        timer.start()
+        return timer
+
+    def _kill(self, request: int) -> None:
+        with self.lock:
+            victims = engines()
+            if request != self.request or not victims:
+                return
+            for victim in victims:
+                os.kill(victim.pid, signal.SIGKILL)
+            self.kills += 1
+            # A temp file beside the target right after the kill: it landed between save and rename.
+            self.mid_write += any(".tmp." in name for name in os.listdir(self.folder))
+
+
+@pytest.mark.timeout(300)
+def test_random_kills_leave_every_file_old_or_new_and_complete(godot_bin: str, project: Path) -> None:
+    rng = random.Random(1)
+    written: dict[str, list[tuple[str, float]]] = {path: [] for path in TARGETS}
+    observed: list[tuple[str, bytes]] = []
+    with Bridge(godot_bin, timeout=60) as bridge:
+        for path in TARGETS[1:3]:
+            assert bridge.run(create(project, path, f"original {path}", 0.5))["result"] == "ok"
+        uids = {path: _UID.match((project / path).read_bytes()) for path in TARGETS[:3]}
+        old = {path: (project / path).read_bytes() for path in TARGETS[:3]}
+        killer = Killer(project)
+        # How long a request of each size takes uncut: kills are spread over that span.
+        span = {}
+        for size in NAME_SIZES:
+            started = time.monotonic()
+            assert bridge.run(create(project, "warm.tres", "n" * size, 0.5))["result"] == "ok"
+            span[size] = time.monotonic() - started
+        crashed = served = renamed = 0
+        while crashed < KILLS:
+            path = rng.choice(TARGETS)
+            size = rng.choice(NAME_SIZES)
+            name = f"{path} #{served} " + "n" * size
+            roughness = round(rng.random(), 3)
+            written[path].append((name, roughness))
+            with killer.lock:
+                killer.request = served
+                killer.folder = (project / path).parent if (project / path).parent.exists() else project
+            # Biased to the second half of the request, where the engine saves and renames.
+            timer = killer.arm(served, rng.uniform(0.2, 1.1) * span[size]) if rng.random() < 0.6 else None
+            before = (project / path).read_bytes() if (project / path).exists() else None
+            reply = bridge.run(create(project, path, name, roughness))
+            with killer.lock:
+                killer.request = -1
+            if timer is not None:
+                timer.cancel()
+            served += 1
+            if reply["result"] != "ok":
+                assert reply["error"]["code"] == "engine_crashed", reply
+                assert "SIGKILL" in reply["error"]["message"]
+                crashed += 1
+                assert temps(project) == [], "a temp file outlived the killed engine"
+                if (project / path).exists():
+                    observed.append((path, (project / path).read_bytes()))
+                    renamed += observed[-1][1] != before
+    print(f"\n{killer.kills} kills over {served} requests; {crashed} answered engine_crashed; "
+          f"{killer.mid_write} kills landed while a temp file existed, {renamed} after the rename")
+    assert killer.kills >= crashed >= KILLS
+    assert temps(project) == []
+
+    # Every state a target was seen in after a kill, and every final state, must load completely.
+    for path in TARGETS:
+        if (project / path).exists():
+            observed.append((path, (project / path).read_bytes()))
+    with Bridge(godot_bin, timeout=60) as bridge:
+        for number, (path, content) in enumerate(observed):
+            if content == old.get(path):
+                continue
+            if path in uids:
+                match = _UID.match(content)
+                assert match is not None and match[1] == uids[path][1], f"{path} lost its uid"
+            copy = project / "check" / f"{number}.tres"
+            copy.parent.mkdir(exist_ok=True)
+            copy.write_bytes(content)
+            reply = bridge.run({"op": "resource_read", "project_path": str(project),
+                                "resource_path": f"check/{number}.tres",
+                                "properties": ["resource_name", "roughness"]})
+            assert reply["result"] == "ok", f"{path} after a kill does not load: {reply}"
+            got = (reply["properties"]["resource_name"], reply["properties"]["roughness"])
+            assert got in written[path], f"{path} holds content no request wrote"
