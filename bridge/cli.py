@@ -136,7 +136,7 @@ def _batch(args: argparse.Namespace) -> int:
     progress = _Progress(_count_lines(args.file)) if _want_progress(args.progress) else None
     failed = False
     with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
-                      stop_on_error=args.stop_on_error) as pool:
+                      stop_on_error=args.stop_on_error, auto_import=not args.no_import) as pool:
         out = sys.stdout
         try:
             for reply in pool.map(_request_lines(stream)):

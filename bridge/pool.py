@@ -15,11 +15,16 @@ paths of its engine message; files that a property value names are not tracked.
 Faults. When a worker crashes or runs past the deadline, the request it was serving gets the
 `engine_crashed` or `timeout` reply (as `Bridge` gives it), the worker is replaced, and the
 requests queued behind it, which the engine had not started, are sent to the replacement.
+Like `Bridge`, the pool locks the files a request writes, replaces worn-out workers between
+requests, and imports a project once when a request needs imported assets, then serves that
+request again on a fresh worker. Requests already in flight behind it on that worker have run
+by then; those that also needed the import are served again too.
 """
 
 from __future__ import annotations
 
 import collections
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -30,13 +35,26 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import engine as engines
 from . import paths
-from .api import DEFAULT_TIMEOUT, decode_request, engine_message, engine_reply, error_reply
+from .api import (
+    DEFAULT_TIMEOUT,
+    MAX_REQUESTS,
+    MAX_RSS,
+    START_TIMEOUT,
+    check_input,
+    decode_request,
+    engine_message,
+    engine_reply,
+    error_reply,
+    hold_writes,
+)
 from .errors import BridgeError, EngineCrashed, Skipped, Timeout
 from .models import AnyRequest, ResourceRead, parse_request
 from .worker import Worker
 
 WINDOW = 16
 """Requests in flight per worker: enough queued engine work to cover Python's turn, no more."""
+WEAR_CHECK = 256
+"""Sends between two checks of a worker's wear (measuring its memory costs a few system calls)."""
 
 _FILE_KEYS = ("path", "save_path", "scene_path", "source_path", "dest_path", "shader_path")
 _READ_KEYS = frozenset({"source_path", "shader_path"})
@@ -77,6 +95,10 @@ class Pool:
         verbose: bool = False,
         window: int = WINDOW,
         stop_on_error: bool = False,
+        auto_import: bool = True,
+        start_timeout: float = START_TIMEOUT,
+        max_requests: int | None = MAX_REQUESTS,
+        max_rss: int | None = MAX_RSS,
         argv_for: ArgvFor | None = None,
     ) -> None:
         if jobs < 1 or window < 1:
@@ -86,10 +108,17 @@ class Pool:
         self.verbose = verbose
         self.window = window
         self.stop_on_error = stop_on_error
+        self.auto_import = auto_import
+        self.start_timeout = start_timeout
+        self.max_requests = max_requests
+        self.max_rss = max_rss
         self._godot = godot
         self._argv_for = argv_for
         self._engine: engines.Engine | BridgeError | None = None
         self._engine_lock = threading.Lock()
+        self._import_lock = threading.Lock()
+        self._imports: dict[Path, int] = {}
+        self._import_tried: set[Path] = set()
         self._cond = threading.Condition()
         self._slots: dict[Path, list[_Slot]] = {}
         self._roots: dict[str, Path | BridgeError] = {}
@@ -210,6 +239,7 @@ class Pool:
             self._finish(index, error_reply(None, undecoded))
             return
         try:
+            check_input(raw)
             request = parse_request(raw)
         except BridgeError as exc:
             self._finish(index, error_reply(raw, exc))
@@ -311,6 +341,40 @@ class Pool:
             return self._argv_for(root, token)
         return engines.worker_argv(self.engine(), root, token)
 
+    def new_worker(self, root: Path) -> Worker:
+        """Return a started worker for `root`, configured as `Bridge` configures its own."""
+        worker = Worker(
+            lambda token: self.argv(root, token),
+            verbose=self.verbose,
+            start_timeout=self.start_timeout,
+            max_requests=self.max_requests,
+            max_rss=self.max_rss,
+        )
+        worker.start()
+        return worker
+
+    def imports(self, root: Path) -> int:
+        """Return how many times the pool has imported `root` (workers started before are stale)."""
+        return self._imports.get(root, 0)
+
+    def import_for(self, root: Path, seen: int) -> tuple[bool, str | None]:
+        """Import `root` once, for a worker that answered not_imported after `seen` imports.
+
+        Return whether to serve the request again, and why the import failed (None if it did not).
+        """
+        with self._import_lock:
+            if self.imports(root) > seen:
+                return True, None
+            if not self.auto_import or root in self._import_tried:
+                return False, None
+            self._import_tried.add(root)
+            sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
+            sys.stderr.flush()
+            failure = engines.run_import(self.engine(), root, self.timeout)
+            if failure is None:
+                self._imports[root] = self.imports(root) + 1
+            return failure is None, failure
+
     def skipping(self) -> bool:
         """Return whether requests not yet sent are to be skipped (after an error, or abandoned)."""
         return self._stopped or self._cancelled
@@ -328,6 +392,8 @@ class _Slot:
         self._retry: collections.deque[_Job] = collections.deque()
         self._inflight: collections.deque[_Job] = collections.deque()
         self._idle_since = 0.0
+        self._imports_seen = 0
+        self._sends = 0
         self._thread = threading.Thread(target=self._serve, name=f"pool-slot-{number}", daemon=True)
         self._thread.start()
 
@@ -371,15 +437,17 @@ class _Slot:
         return True
 
     def _send(self, job: _Job) -> bool:
-        """Send one request; return False when the engine died under earlier ones."""
-        if self._inflight and not (self.worker is not None and self.worker.alive):
-            # The engine died serving an earlier request; that one gets the crash reply.
+        """Send one request; return False to first take the replies in flight."""
+        if self._inflight and not self._usable():
+            # Dead (the crash reply goes to the request it was serving), stale or worn out:
+            # the replacement comes once the requests in flight are answered.
             self._retry.appendleft(job)
             return False
         try:
             worker = self._ready_worker()
+            held = hold_writes(self.root, job.message, time.monotonic() + self.pool.timeout)
             job.sent_at = time.monotonic()
-            worker.send(job.message)
+            worker.send(job.message, release=held.release)
         except EngineCrashed as exc:
             if self._inflight:
                 self._retry.appendleft(job)
@@ -390,7 +458,14 @@ class _Slot:
             self._finish(job, error_reply(job.request, exc))
         else:
             self._inflight.append(job)
+            self._sends += 1
         return True
+
+    def _usable(self) -> bool:
+        worker = self.worker
+        if worker is None or not worker.alive or self._imports_seen < self.pool.imports(self.root):
+            return False
+        return self._sends % WEAR_CHECK != 0 or not worker.worn_out()
 
     def _receive(self) -> None:
         head = self._inflight[0]
@@ -408,17 +483,24 @@ class _Slot:
             return
         self._inflight.popleft()
         self._idle_since = time.monotonic()
+        if (answer.get("error") or {}).get("code") == "not_imported":
+            again, failure = self.pool.import_for(self.root, self._imports_seen)
+            if again:
+                self._retry.append(head)
+                return
+            if failure is not None:
+                answer["error"]["message"] += f"; {failure}"
         self._finish(head, engine_reply(head.request, answer))
 
     def _ready_worker(self) -> Worker:
-        if self.worker is not None and self.worker.alive:
+        if self.worker is not None and self._usable():
             return self.worker
         self._drop_worker()
-        worker = Worker(lambda token: self.pool.argv(self.root, token), verbose=self.pool.verbose)
-        worker.start()
-        self.worker = worker
+        self._imports_seen = self.pool.imports(self.root)
+        self.worker = self.pool.new_worker(self.root)
+        self._sends = 0
         self._idle_since = time.monotonic()
-        return worker
+        return self.worker
 
     def _drop_worker(self) -> None:
         worker, self.worker = self.worker, None
