@@ -22,7 +22,37 @@ static func confine(path: String, job: Job, where: String) -> String:
 	if simple == "res://project.godot" or simple.begins_with("res://.godot/"):
 		job.fail(Job.INVALID_PATH, "%s: %s points at the engine's own files" % [where, JSON.stringify(path)], where)
 		return ""
+	if _leaves_by_link(simple):
+		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s leads outside the project through a symbolic link" % [where, JSON.stringify(path)], where)
+		return ""
 	return simple
+
+
+## Whether res:// `path` resolves outside the project once its symbolic links are followed.
+static func _leaves_by_link(path: String) -> bool:
+	var root: String = ProjectSettings.globalize_path("res://").trim_suffix("/")
+	var dir: DirAccess = DirAccess.open(root)
+	if dir == null:
+		return false
+	var current: String = root
+	var pending: PackedStringArray = path.trim_prefix("res://").split("/", false)
+	var hops: int = 0
+	while not pending.is_empty():
+		var part: String = pending[0]
+		pending.remove_at(0)
+		if part == "..":
+			current = current.get_base_dir()
+		elif part != "." and not dir.is_link(current.path_join(part)):
+			current = current.path_join(part)
+		elif part != ".":
+			hops += 1
+			if hops > 40:
+				return true  # a loop of links: it cannot be resolved, so it is not inside
+			var target: String = dir.read_link(current.path_join(part))
+			if target.is_absolute_path():
+				current = "/"
+			pending = target.split("/", false) + pending
+	return current != root and not current.begins_with(root + "/")
 
 
 ## Load the resource at res:// `path` fresh from disk, refusing scripts unless allowed.
