@@ -81,6 +81,10 @@ static func _make_folders(folder: String, job: Job, where: String) -> String:
 	var outermost: String = ""
 	var probe: String = folder
 	while not DirAccess.dir_exists_absolute(probe) and probe != "res://":
+		# A file in the way would be taken for a folder this save made, and removed on failure.
+		if FileAccess.file_exists(probe):
+			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, probe], where)
+			return ""
 		outermost = probe
 		probe = probe.get_base_dir()
 	if outermost.is_empty():
