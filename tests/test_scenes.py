@@ -188,3 +188,13 @@ def test_the_same_saved_shape_in_two_nodes_is_one_shared_file(project: Path, bri
     assert ext_id is not None
     assert text.count(f'shape = ExtResource("{ext_id.group(1)}")') == 2
     assert "BoxShape3D_old01" not in text
+
+
+def test_when_the_shape_cannot_be_saved_the_scene_is_not_touched(project: Path, bridge: Bridge) -> None:
+    before = snapshot(project)
+    # The save path's folder is an existing file, so the engine cannot create it.
+    reply = attach(bridge, project, shape_type="BoxShape3D", save_path="materials/base.tres/box.tres",
+                   node_path="Floor/FloorShape")
+    assert reply["error"]["code"] == "save_failed", reply
+    assert reply["error"]["field"] == "save_path"
+    assert snapshot(project) == before
