@@ -103,9 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(bridge: Bridge, source: str) -> int:
     if source.startswith("@"):
-        text = _read_file(source[1:]).decode("utf-8", "replace")
+        text = _decoded(_read_file(source[1:]))
     elif source == "-":
-        text = sys.stdin.buffer.read().decode("utf-8", "replace")
+        text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
     reply = _serve_line(bridge, text)
@@ -161,12 +161,17 @@ def _batch(args: argparse.Namespace) -> int:
 
 def _request_lines(stream: IO[bytes]) -> Iterator[str]:
     for raw in stream:
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            line = "\0invalid utf-8"
+        line = _decoded(raw)
         if line.strip():
             yield line
+
+
+def _decoded(data: bytes) -> str:
+    """Return the text of a request, or a NUL-led marker that decode_request reports as not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\0invalid utf-8"
 
 
 def _serve_line(bridge: Bridge, text: str) -> dict[str, Any]:
