@@ -1,0 +1,110 @@
+"""The batch pool's fault handling, with the fake engine (tests/fake_engine.py) for the faults, and
+one real-engine run where a worker is killed mid-batch."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge.pool import Pool
+
+FAKE = Path(__file__).parent / "fake_engine.py"
+
+
+@pytest.fixture
+def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    wrapper = tmp_path / "bin" / "godot"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
+    monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
+    return str(wrapper)
+
+
+def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:
+    return {"op": "material_create", "project_path": str(project), "material_type": kind,
+            "resource_path": f"m{i}.tres", "id": i}
+
+
+def received(tmp_path: Path) -> list[Any]:
+    log = tmp_path / "received.jsonl"
+    return [json.loads(line).get("path") for line in log.read_text().splitlines()]
+
+
+def serve(pool: Pool, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return list(pool.map(json.dumps(r) for r in requests))
+
+
+def test_crashed_worker_fails_its_request_only_and_the_batch_goes_on(fake_godot: str, project: Path,
+                                                                      tmp_path: Path) -> None:
+    requests = [request(project, i, "die" if i in (13, 31) else "ok") for i in range(60)]
+    with Pool(fake_godot, jobs=2, window=8, timeout=10, start_timeout=10) as pool:
+        got = serve(pool, requests)
+    assert [r["id"] for r in got] == list(range(60))
+    crashed = [r["id"] for r in got if r["result"] == "error"]
+    assert crashed == [13, 31]
+    assert all(r["error"]["code"] == "engine_crashed" and "exit code 3" in r["error"]["message"]
+               for r in got if r["result"] == "error")
+    # Requests queued behind a crash go to the replacement, and nothing runs twice.
+    assert sorted(received(tmp_path)) == sorted(f"res://m{i}.tres" for i in range(60))
+    assert len({r["pid"] for r in got if r["result"] == "ok"}) >= 3
+
+
+def test_hung_worker_times_out_its_request_and_is_replaced(fake_godot: str, project: Path,
+                                                           tmp_path: Path) -> None:
+    requests = [request(project, i, "hang" if i == 5 else "ok") for i in range(20)]
+    with Pool(fake_godot, jobs=1, window=8, timeout=2, start_timeout=10) as pool:
+        got = serve(pool, requests)
+    assert [r["result"] for r in got] == ["error" if i == 5 else "ok" for i in range(20)]
+    assert got[5]["error"]["code"] == "timeout"
+    assert got[4]["pid"] != got[6]["pid"]
+    assert sorted(received(tmp_path)) == sorted(f"res://m{i}.tres" for i in range(20))
+
+
+def test_slow_requests_do_not_reorder_replies(fake_godot: str, project: Path) -> None:
+    requests = [request(project, i, "sleep:0.3" if i % 7 == 0 else "ok") for i in range(30)]
+    with Pool(fake_godot, jobs=3, window=4, timeout=10, start_timeout=10) as pool:
+        got = serve(pool, requests)
+    assert [r["id"] for r in got] == list(range(30))
+    assert {r["result"] for r in got} == {"ok"}
+
+
+def test_engine_that_cannot_start_answers_every_request(fake_godot: str, project: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ENGINE_START", "crash")
+    with Pool(fake_godot, jobs=2, timeout=5, start_timeout=5) as pool:
+        got = serve(pool, [request(project, i) for i in range(4)])
+    assert [r["id"] for r in got] == list(range(4))
+    assert {r["error"]["code"] for r in got} == {"engine_crashed"}
+
+
+def test_pool_serves_a_second_stream_with_its_warm_workers(fake_godot: str, project: Path) -> None:
+    with Pool(fake_godot, jobs=2, timeout=5, start_timeout=5) as pool:
+        first = serve(pool, [request(project, i) for i in range(6)])
+        second = serve(pool, [request(project, i) for i in range(6, 12)])
+    assert [r["id"] for r in first + second] == list(range(12))
+    assert {r["pid"] for r in second} <= {r["pid"] for r in first}
+
+
+@pytest.mark.godot
+def test_killing_a_real_worker_mid_batch_fails_only_what_it_was_serving(godot_bin: str,
+                                                                         project: Path) -> None:
+    requests = [{"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres",
+                 "id": i} for i in range(400)]
+    with Pool(godot_bin, jobs=2, timeout=30) as pool:
+        got = []
+        for reply in pool.map(iter(requests)):
+            got.append(reply)
+            if len(got) == 100:
+                pool.workers()[0].kill()
+    assert [r["id"] for r in got] == list(range(400))
+    failed = [r for r in got if r["result"] != "ok"]
+    assert len(failed) <= 1
+    assert all(r["error"]["code"] == "engine_crashed" for r in failed)
