@@ -27,7 +27,7 @@ from .models import (
 )
 from .worker import Worker
 
-DEFAULT_TIMEOUT = 60.0
+DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 START_TIMEOUT = 30.0
 MAX_REQUESTS = 10_000
 """A worker is replaced after this many requests (memory the engine never gives back)."""
@@ -132,6 +132,13 @@ class Bridge:
         sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
         sys.stderr.flush()
         return engines.run_import(self.engine(), root, self.timeout)
+
+    def adopt(self, root: Path, worker: Worker) -> None:
+        """Serve the project at `root` with a worker started elsewhere (the CLI's head start)."""
+        old = self._workers.pop(root, None)
+        if old is not None:
+            old.close()
+        self._workers[root] = worker
 
     def worker_for(self, project_path: str) -> Worker:
         """Return the warm worker serving a project, starting it if needed."""

@@ -14,6 +14,8 @@ from pathlib import Path
 from .errors import EngineNotFound, EngineUnsupported
 
 MIN_VERSION = (4, 3)
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one request may take before its engine is killed and replaced."""
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 _PROBE_TIMEOUT = 30.0
 
