@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""Measure godot-bridge against a fresh engine per request and against the engine's own limit.
+
+Generates a project and a mixed batch (material_create with 5 properties, shape_create saved,
+style_box_create, resource_read depth 1, resource_duplicate with an override; equal shares), then
+measures, in one run:
+
+  1. baseline: a fresh `godot --headless -s oneshot.gd` per request (how other tools work), on a sample;
+  2. `godot-bridge run` per request, on the same sample;
+  3. `godot-bridge batch --jobs 1` on the whole batch;
+  4. `godot-bridge batch --jobs 2` on the same;
+  5. the limit: one engine process running a plain GDScript loop over the same operations,
+     written here for the benchmark and sharing no code with the bridge.
+
+Every stage starts from the same clean project and is timed end to end (process start to exit).
+Prints requests per second, the ratios 3/1, 3/5 and 4/3, the peak RSS of an engine worker during
+stage 3, as a table, or as JSON with --json. It measures; it asserts nothing.
+
+    .venv/bin/python scripts/bench.py [--requests 5000] [--sample 30] [--dir DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+SOURCES = 10
+PER_FOLDER = 250
+OPS = ("material_create", "shape_create", "style_box_create", "resource_read", "resource_duplicate")
+
+PROJECT_GODOT = """; Engine configuration file.
+config_version=5
+
+[application]
+
+config/name="godot-bridge-bench"
+config/features=PackedStringArray("4.3")
+"""
+
+SOURCE_TRES = """[gd_resource type="StandardMaterial3D" format=3]
+
+[resource]
+albedo_color = Color({r}, 0.4, 0.6, 1)
+roughness = 0.25
+metallic = 0.5
+"""
+
+# The benchmark's own engine-side code: plain engine calls, nothing from the bridge.
+BENCH_OPS_GD = r'''extends RefCounted
+## One benchmark operation with plain engine calls: create and save, load and list, duplicate.
+
+
+static func perform(op: Dictionary) -> String:
+	match op["op"]:
+		"material_create":
+			return _create(op["material_type"], op["properties"], op["path"])
+		"shape_create":
+			return _create(op["shape_type"], op["shape_params"], op["save_path"])
+		"style_box_create":
+			return _create(op["style_type"], op["properties"], op["path"])
+		"resource_read":
+			var loaded: Resource = ResourceLoader.load(op["path"], "", ResourceLoader.CACHE_MODE_REPLACE_DEEP)
+			return JSON.stringify(_stored(loaded, 1))
+		"resource_duplicate":
+			var source: Resource = ResourceLoader.load(op["source_path"], "", ResourceLoader.CACHE_MODE_REPLACE_DEEP)
+			var copy: Resource = source.duplicate(false)
+			_apply(copy, op["property_overrides"])
+			return error_string(_save(copy, op["dest_path"]))
+	return "unknown op"
+
+
+static func _create(type: String, properties: Dictionary, path: String) -> String:
+	var resource: Resource = ClassDB.instantiate(type)
+	_apply(resource, properties)
+	return error_string(_save(resource, path))
+
+
+static func _save(resource: Resource, path: String) -> Error:
+	DirAccess.make_dir_recursive_absolute(path.get_base_dir())
+	return ResourceSaver.save(resource, path)
+
+
+static func _apply(target: Object, values: Dictionary) -> void:
+	var types: Dictionary = {}
+	for info: Dictionary in target.get_property_list():
+		types[info["name"]] = info["type"]
+	for name: String in values:
+		target.set(name, _convert(values[name], types.get(name, TYPE_NIL)))
+
+
+static func _convert(value: Variant, type: int) -> Variant:
+	if type == TYPE_COLOR:
+		return Color(value)
+	if type == TYPE_VECTOR3:
+		return Vector3(value[0], value[1], value[2])
+	return type_convert(value, type)
+
+
+static func _stored(resource: Resource, depth: int) -> Dictionary:
+	var out: Dictionary = {}
+	for info: Dictionary in resource.get_property_list():
+		if info["usage"] & PROPERTY_USAGE_STORAGE == 0:
+			continue
+		var name: String = info["name"]
+		var value: Variant = resource.get(name)
+		if value == ClassDB.class_get_property_default_value(resource.get_class(), name):
+			continue
+		if value is Resource and depth > 0:
+			out[name] = _stored(value, depth - 1)
+		else:
+			out[name] = var_to_str(value)
+	return out
+'''
+
+LOOP_GD = r'''extends SceneTree
+## The limit: every operation of the batch file in one engine process, no bridge.
+
+const Ops = preload("bench_ops.gd")
+
+
+func _initialize() -> void:
+	var lines: PackedStringArray = FileAccess.get_file_as_string(OS.get_cmdline_user_args()[0]).split("\n", false)
+	var started: int = Time.get_ticks_usec()
+	var failed: int = 0
+	for line: String in lines:
+		var result: String = Ops.perform(JSON.parse_string(line))
+		if result == "ERR_FILE_CANT_OPEN" or result == "unknown op":
+			failed += 1
+	printerr("BENCH %d %d %d" % [lines.size(), failed, Time.get_ticks_usec() - started])
+	quit()
+'''
+
+ONESHOT_GD = r'''extends SceneTree
+## One operation, then exit: what a tool that starts the engine per request does.
+
+const Ops = preload("bench_ops.gd")
+
+
+func _initialize() -> void:
+	Ops.perform(JSON.parse_string(FileAccess.get_file_as_string(OS.get_cmdline_user_args()[0])))
+	quit()
+'''
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=5000, help="batch size of stages 3-5 (default 5000)")
+    parser.add_argument("--sample", type=int, default=30, help="requests of stages 1-2 (default 30)")
+    parser.add_argument("--dir", help="where to generate the project (default: a new temporary folder)")
+    parser.add_argument("--godot", help="Godot binary (default: GODOT_BIN, then godot on PATH)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    godot = args.godot or os.environ.get("GODOT_BIN") or shutil.which("godot") or shutil.which("godot4")
+    if not godot:
+        sys.exit("bench: no Godot binary (pass --godot or set GODOT_BIN)")
+    work = Path(args.dir or tempfile.mkdtemp(prefix="godot-bridge-bench-")).resolve()
+    bench = Bench(work, godot, args.requests, args.sample)
+    results = bench.run()
+    print(json.dumps(results, indent=2) if args.json else table(results))
+    return 0
+
+
+class Bench:
+    """The generated project and batch, and the five measurements."""
+
+    def __init__(self, work: Path, godot: str, requests: int, sample: int) -> None:
+        self.work = work
+        self.godot = godot
+        self.project = work / "project"
+        self.scripts = work / "scripts"
+        self.requests = [self.request(i) for i in range(requests)]
+        self.sample = self.requests[:sample]
+        self.cli = str(Path(sys.executable).parent / "godot-bridge")
+
+    def request(self, i: int) -> dict[str, Any]:
+        """Return the i-th request of the batch: the five operations in turn."""
+        folder = f"gen/g{i // PER_FOLDER}"
+        source = f"base/src{i % SOURCES}.tres"
+        common = {"project_path": str(self.project), "id": i}
+        kind = OPS[i % len(OPS)]
+        if kind == "material_create":
+            return {**common, "op": kind, "material_type": "StandardMaterial3D", "resource_path": f"{folder}/mat{i}.tres",
+                    "properties": {"albedo_color": "#cc3311", "roughness": 0.4, "metallic": 0.7,
+                                   "emission_enabled": True, "emission": "#221100"}}
+        if kind == "shape_create":
+            return {**common, "op": kind, "shape_type": "BoxShape3D", "save_path": f"{folder}/shape{i}.tres",
+                    "shape_params": {"size": [1.0, 2.0, 0.5 + i % 7]}}
+        if kind == "style_box_create":
+            return {**common, "op": kind, "style_type": "StyleBoxFlat", "resource_path": f"{folder}/style{i}.tres",
+                    "properties": {"bg_color": "#202830", "border_width_top": 2, "border_color": "#ffcc00"}}
+        if kind == "resource_read":
+            return {**common, "op": kind, "resource_path": source, "depth": 1}
+        return {**common, "op": kind, "source_path": source, "dest_path": f"{folder}/dup{i}.tres",
+                "property_overrides": {"roughness": 0.9}}
+
+    def run(self) -> dict[str, Any]:
+        """Run the five stages; return their measurements."""
+        self.write_files()
+        baseline = self.per_request([self.godot, "--headless", "--path", str(self.project), "-s",
+                                     str(self.scripts / "oneshot.gd"), "--"], as_file=True)
+        run = self.per_request([self.cli, "--godot", self.godot, "run"], as_file=False)
+        jobs1 = self.batch(1)
+        jobs2 = self.batch(2)
+        limit = self.limit()
+        rate = {"baseline": baseline["rate"], "run": run["rate"], "batch_jobs_1": jobs1["rate"],
+                "batch_jobs_2": jobs2["rate"], "engine_loop": limit["rate"]}
+        return {
+            "machine": machine(),
+            "requests": len(self.requests),
+            "sample": len(self.sample),
+            "requests_per_second": rate,
+            "ratios": {
+                "batch_jobs_1/baseline": rate["batch_jobs_1"] / rate["baseline"],
+                "batch_jobs_1/engine_loop": rate["batch_jobs_1"] / rate["engine_loop"],
+                "batch_jobs_2/batch_jobs_1": rate["batch_jobs_2"] / rate["batch_jobs_1"],
+            },
+            "seconds_per_request": {"baseline": baseline["mean"], "run": run["mean"],
+                                    "run_minus_baseline": run["mean"] - baseline["mean"]},
+            "engine_peak_rss_mb": {"batch_jobs_1": jobs1["peak_rss"] / 2**20, "batch_jobs_2": jobs2["peak_rss"] / 2**20},
+            "errors": {"run": run["errors"], "batch_jobs_1": jobs1["errors"], "batch_jobs_2": jobs2["errors"],
+                       "engine_loop": limit["errors"]},
+            "engine_loop_inner_seconds": limit["inner"],
+            "project": str(self.project),
+        }
+
+    def write_files(self) -> None:
+        """Write the project, the benchmark's own GDScript, and the batch files."""
+        shutil.rmtree(self.work, ignore_errors=True)
+        (self.project / "base").mkdir(parents=True)
+        (self.project / "project.godot").write_text(PROJECT_GODOT)
+        for k in range(SOURCES):
+            (self.project / "base" / f"src{k}.tres").write_text(SOURCE_TRES.format(r=k / SOURCES))
+        self.scripts.mkdir()
+        for name, text in (("bench_ops.gd", BENCH_OPS_GD), ("loop.gd", LOOP_GD), ("oneshot.gd", ONESHOT_GD)):
+            (self.scripts / name).write_text(text)
+        (self.work / "batch.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.requests))
+        (self.work / "ops.jsonl").write_text("".join(json.dumps(engine_op(r)) + "\n" for r in self.requests))
+        for k, r in enumerate(self.sample):
+            (self.work / f"sample{k}.json").write_text(json.dumps(engine_op(r)))
+
+    def clean(self) -> None:
+        shutil.rmtree(self.project / "gen", ignore_errors=True)
+
+    def per_request(self, argv: list[str], *, as_file: bool) -> dict[str, Any]:
+        """Stages 1 and 2: one process per request of the sample."""
+        self.clean()
+        times, errors = [], 0
+        for k, r in enumerate(self.sample):
+            tail = str(self.work / f"sample{k}.json") if as_file else json.dumps(r)
+            started = time.perf_counter()
+            done = subprocess.run([*argv, tail], capture_output=True, stdin=subprocess.DEVNULL, check=False)
+            times.append(time.perf_counter() - started)
+            errors += done.returncode != 0
+        return {"rate": len(times) / sum(times), "mean": statistics.mean(times), "errors": errors}
+
+    def batch(self, jobs: int) -> dict[str, Any]:
+        """Stages 3 and 4: the whole batch through `godot-bridge batch --jobs N`."""
+        self.clean()
+        started = time.perf_counter()
+        proc = subprocess.Popen([self.cli, "--godot", self.godot, "batch", "--jobs", str(jobs), "--no-progress",
+                                 str(self.work / "batch.jsonl")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        peak = PeakRss(proc.pid)
+        assert proc.stdout is not None
+        replies = [json.loads(line) for line in proc.stdout]
+        proc.wait()
+        elapsed = time.perf_counter() - started
+        peak.stop()
+        errors = sum(r["result"] != "ok" for r in replies) + len(self.requests) - len(replies)
+        return {"rate": len(self.requests) / elapsed, "peak_rss": peak.value, "errors": errors}
+
+    def limit(self) -> dict[str, Any]:
+        """Stage 5: one engine process, a plain GDScript loop over the same operations."""
+        self.clean()
+        started = time.perf_counter()
+        done = subprocess.run([self.godot, "--headless", "--path", str(self.project), "-s",
+                               str(self.scripts / "loop.gd"), "--", str(self.work / "ops.jsonl")],
+                              capture_output=True, stdin=subprocess.DEVNULL, check=False)
+        elapsed = time.perf_counter() - started
+        line = next((ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln.startswith("BENCH ")), "")
+        count, failed, inner = (int(x) for x in line.split()[1:]) if line else (0, len(self.requests), 0)
+        return {"rate": len(self.requests) / elapsed, "errors": failed + len(self.requests) - count,
+                "inner": inner / 1e6}
+
+
+class PeakRss:
+    """Sample the largest resident memory of any engine process under `pid`, every 20 ms."""
+
+    def __init__(self, pid: int) -> None:
+        self.value = 0
+        self._root = psutil.Process(pid)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.02):
+            try:
+                children = self._root.children(recursive=True)
+            except psutil.Error:
+                return
+            for child in children:
+                try:
+                    self.value = max(self.value, child.memory_info().rss)
+                except psutil.Error:
+                    pass
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def engine_op(request: dict[str, Any]) -> dict[str, Any]:
+    """The request as the benchmark's own GDScript takes it: res:// paths, no bridge members."""
+    op = {key: value for key, value in request.items() if key not in ("project_path", "id")}
+    for key in ("resource_path", "save_path", "source_path", "dest_path"):
+        if key in op:
+            op["path" if key == "resource_path" else key] = "res://" + op.pop(key)
+    return op
+
+
+def machine() -> dict[str, Any]:
+    """Describe the machine: cores, CPU model, memory, Python and Godot."""
+    model = ""
+    try:
+        model = next(ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                     if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        model = platform.processor()
+    return {"cores": len(os.sched_getaffinity(0)), "cpu": model,
+            "ram_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": platform.python_version(),
+            "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+
+
+def table(r: dict[str, Any]) -> str:
+    """Format the results as a Markdown table with the ratios and targets below it."""
+    rate, ratio, per = r["requests_per_second"], r["ratios"], r["seconds_per_request"]
+    m = r["machine"]
+    rows = [
+        ("1. fresh engine per request (baseline)", f"{r['sample']}", rate["baseline"]),
+        ("2. `godot-bridge run` per request", f"{r['sample']}", rate["run"]),
+        ("3. `godot-bridge batch --jobs 1`", f"{r['requests']}", rate["batch_jobs_1"]),
+        ("4. `godot-bridge batch --jobs 2`", f"{r['requests']}", rate["batch_jobs_2"]),
+        ("5. plain GDScript loop, one engine (limit)", f"{r['requests']}", rate["engine_loop"]),
+    ]
+    lines = ["| stage | requests | req/s |", "|---|---:|---:|"]
+    lines += [f"| {name} | {n} | {value:,.1f} |" for name, n, value in rows]
+    lines += [
+        "",
+        f"- 3/1 = {ratio['batch_jobs_1/baseline']:,.0f}x (target >= 300x)",
+        f"- 3/5 = {ratio['batch_jobs_1/engine_loop']:.2f} (target >= 0.67)",
+        f"- 4/3 = {ratio['batch_jobs_2/batch_jobs_1']:.2f} (target >= 1.6 on 2 cores)",
+        f"- `run` {per['run']:.3f} s per request vs baseline {per['baseline']:.3f} s: "
+        f"{per['run_minus_baseline']:+.3f} s (target <= +0.15 s)",
+        f"- engine worker peak RSS during stage 3: {r['engine_peak_rss_mb']['batch_jobs_1']:.0f} MB (target < 150 MB)",
+        f"- error replies: {r['errors']}",
+        f"- machine: {m['cores']} cores, {m['cpu']}, {m['ram_gb']} GB RAM, Python {m['python']}, "
+        f"load average before the run {m['load_average_before']}",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
