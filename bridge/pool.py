@@ -130,6 +130,7 @@ class Pool:
         self._failure: BaseException | None = None
         self._stopped = False
         self._cancelled = False
+        self._feeder_waits = False
 
     def __enter__(self) -> Pool:
         return self
@@ -181,12 +182,17 @@ class Pool:
                                 raise self._failure
                             return
                         self._cond.wait()
-                    reply = self._results.pop(self._next_out)
-                    self._next_out += 1
-                    if self.stop_on_error and reply["result"] != "ok":
-                        self._stopped = True
-                    self._cond.notify_all()
-                yield reply
+                    # Take every reply that is ready at once: one lock round per burst, not per reply.
+                    ready = []
+                    while self._next_out in self._results:
+                        reply = self._results.pop(self._next_out)
+                        self._next_out += 1
+                        ready.append(reply)
+                        if self.stop_on_error and reply["result"] != "ok":
+                            self._stopped = True
+                    if self._feeder_waits:
+                        self._cond.notify_all()
+                yield from ready
         finally:
             with self._cond:
                 self._cancelled = True
@@ -219,7 +225,7 @@ class Pool:
         limit = max(256, 4 * self.jobs * self.window)
         with self._cond:
             while self._admitted - self._next_out >= limit and not self._cancelled:
-                self._cond.wait()
+                self._wait_as_feeder()
             self._admitted += 1
             return not self._cancelled
 
@@ -259,7 +265,7 @@ class Pool:
         with self._cond:
             slot = self._place(root, files)
             while slot is None and not self._cancelled:
-                self._cond.wait()
+                self._wait_as_feeder()
                 slot = self._place(root, files)
             if slot is None:
                 return
@@ -271,7 +277,13 @@ class Pool:
     def _await_turn(self, index: int) -> None:
         with self._cond:
             while self._next_out < index and not self._cancelled:
-                self._cond.wait()
+                self._wait_as_feeder()
+
+    def _wait_as_feeder(self) -> None:
+        """Wait for a reply to be taken or a request to finish (lock held)."""
+        self._feeder_waits = True
+        self._cond.wait()
+        self._feeder_waits = False
 
     def _place(self, root: Path, files: list[tuple[FileKey, int]]) -> _Slot | None:
         """Return the slot for a request on these files, or None while it must wait (lock held)."""
@@ -310,7 +322,10 @@ class Pool:
             if job is not None and slot is not None:
                 self._release(job, slot)
             self._results[index] = reply
-            self._cond.notify_all()
+            # Wake only who can use it: the caller waits for the next reply in order, the
+            # feeder for room, a turn or a file's previous request.
+            if index == self._next_out or self._feeder_waits:
+                self._cond.notify_all()
 
     def _release(self, job: _Job, slot: _Slot) -> None:
         slot.pending -= 1
@@ -438,13 +453,16 @@ class _Slot:
 
     def _send(self, job: _Job) -> bool:
         """Send one request; return False to first take the replies in flight."""
-        if self._inflight and not self._usable():
+        # Decided once: a worker that dies between two looks must not be replaced under
+        # requests still in flight on it.
+        usable = self._usable()
+        if self._inflight and not usable:
             # Dead (the crash reply goes to the request it was serving), stale or worn out:
             # the replacement comes once the requests in flight are answered.
             self._retry.appendleft(job)
             return False
         try:
-            worker = self._ready_worker()
+            worker = self.worker if usable and self.worker is not None else self._replace_worker()
             held = hold_writes(self.root, job.message, time.monotonic() + self.pool.timeout)
             job.sent_at = time.monotonic()
             worker.send(job.message, release=held.release)
@@ -492,9 +510,7 @@ class _Slot:
                 answer["error"]["message"] += f"; {failure}"
         self._finish(head, engine_reply(head.request, answer))
 
-    def _ready_worker(self) -> Worker:
-        if self.worker is not None and self._usable():
-            return self.worker
+    def _replace_worker(self) -> Worker:
         self._drop_worker()
         self._imports_seen = self.pool.imports(self.root)
         self.worker = self.pool.new_worker(self.root)
