@@ -4,28 +4,13 @@ one real-engine run where a worker is killed mid-batch."""
 from __future__ import annotations
 
 import json
-import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bridge.pool import Pool
-
-FAKE = Path(__file__).parent / "fake_engine.py"
-
-
-@pytest.fixture
-def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    wrapper = tmp_path / "bin" / "godot"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
-    monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
-    return str(wrapper)
+from test_faults import fake_godot  # noqa: F401 - the fake engine fixture, shared
 
 
 def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:
