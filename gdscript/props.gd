@@ -115,6 +115,9 @@ static func same(a: Variant, b: Variant) -> bool:
 
 ## "; did you mean ..." with the closest known names, or "".
 static func suggest(name: String, known: Array) -> String:
+	# No property name is this long, and comparing a huge one with every name takes seconds.
+	if name.length() > 200:
+		return ""
 	var scored: Array = []
 	for candidate: Variant in known:
 		var score: float = name.similarity(str(candidate))
