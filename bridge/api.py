@@ -36,6 +36,7 @@ MAX_RSS = 1 << 30
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted inside one request member."""
 _EXACT_INT = 2**53
+_MESSAGE_MAX = 1000
 _F32 = struct.Struct("<f")
 
 
@@ -377,7 +378,12 @@ def _echo(request: Any) -> dict[str, Any]:
 
 def error_reply(request: Any, error: BridgeError) -> dict[str, Any]:
     """Return the error reply to `request` (a model, or whatever was received)."""
-    return {**_echo(request), "result": "error", "error": error.to_wire()}
+    wire = error.to_wire()
+    message = wire["message"]
+    if len(message) > _MESSAGE_MAX:
+        # A message quotes the offending value, which may be megabytes long: keep both ends.
+        wire["message"] = f"{message[: _MESSAGE_MAX - 300]} [...] {message[-250:]}"
+    return {**_echo(request), "result": "error", "error": wire}
 
 
 def ok_reply(request: AnyRequest, data: dict[str, Any]) -> dict[str, Any]:
