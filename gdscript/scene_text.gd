@@ -267,7 +267,9 @@ static func _body(resource: Resource) -> String:
 
 
 func _applied(edits: Array) -> String:
-	edits.sort_custom(func(a: Array, b: Array) -> bool: return a[0] > b[0])
+	# Last first, so earlier offsets stay valid; at one offset the removal goes before the
+	# insertion (a new ext_resource line lands where a dropped orphan sub_resource started).
+	edits.sort_custom(func(a: Array, b: Array) -> bool: return a[0] > b[0] or a[0] == b[0] and a[1] > b[1])
 	var out: String = text
 	for edit: Array in edits:
 		out = out.substr(0, edit[0]) + edit[2] + out.substr(edit[1])
