@@ -335,7 +335,9 @@ class Worker:
         if after.strip():
             self._chatter(after)
         try:
-            reply = json.loads(body[:size])
+            # strict=False: the engine's JSON writer leaves control characters other than
+            # \b \f \n \r \t unescaped, and a request may well quote one back.
+            reply = json.loads(body[:size], strict=False)
         except ValueError:
             return None
         if _DEBUG:
