@@ -43,6 +43,21 @@ def bridge(godot_bin: str) -> Iterator[Bridge]:
         yield b
 
 
+@pytest.fixture(scope="module")
+def module_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of tests/fixtures/project shared by one test module (for many cheap cases)."""
+    target = tmp_path_factory.mktemp("module") / "project"
+    shutil.copytree(FIXTURES / "project", target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def module_bridge(godot_bin: str) -> Iterator[Bridge]:
+    """One Bridge, so one warm engine, for a whole test module."""
+    with Bridge(godot_bin, timeout=60) as b:
+        yield b
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """Every file under `root` (relative path -> sha256), to show a request changed nothing."""
     return {
