@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import string
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -69,20 +69,13 @@ def reply_code(reply: dict[str, Any]) -> str:
 
 
 @pytest.fixture(scope="module")
-def fuzz_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import shutil
-
-    from conftest import FIXTURES
-
-    project = tmp_path_factory.mktemp("fuzz") / "project"
-    shutil.copytree(FIXTURES / "project", project)
-    return project
+def fuzz_project(module_project: Path) -> Path:
+    return module_project
 
 
 @pytest.fixture(scope="module")
-def fuzz_bridge(godot_bin: str) -> Iterator[Bridge]:
-    with Bridge(godot_bin, timeout=60) as b:
-        yield b
+def fuzz_bridge(module_bridge: Bridge) -> Bridge:
+    return module_bridge
 
 
 @pytest.fixture(scope="module")

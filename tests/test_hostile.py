@@ -13,7 +13,7 @@ import math
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 
@@ -143,25 +143,21 @@ def state(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def hostile_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def hostile_project(module_project: Path) -> Path:
     """The fixture project plus symlinks that lead out of it and into .godot/."""
-    base = tmp_path_factory.mktemp("hostile")
-    project = base / "project"
-    shutil.copytree(FIXTURES / "project", project)
-    outside = base / "outside"
+    outside = module_project.parent / "outside"
     outside.mkdir()
     shutil.copy(FIXTURES / "project" / "materials" / "base.tres", outside / "outside.tres")
-    (project / "escape").symlink_to(outside)
-    (project / "link.tres").symlink_to(outside / "outside.tres")
-    (project / ".godot").mkdir()
-    (project / "godot_alias").symlink_to(project / ".godot")
-    return project
+    (module_project / "escape").symlink_to(outside)
+    (module_project / "link.tres").symlink_to(outside / "outside.tres")
+    (module_project / ".godot").mkdir()
+    (module_project / "godot_alias").symlink_to(module_project / ".godot")
+    return module_project
 
 
 @pytest.fixture(scope="module")
-def hostile_bridge(godot_bin: str) -> Iterator[Bridge]:
-    with Bridge(godot_bin, timeout=60) as b:
-        yield b
+def hostile_bridge(module_bridge: Bridge) -> Bridge:
+    return module_bridge
 
 
 @pytest.fixture(scope="module")
