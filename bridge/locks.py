@@ -91,12 +91,13 @@ def _lock(folder: Path, target: Path, deadline: float) -> int:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 os.close(fd)
                 raise
-        if time.monotonic() + pause > deadline:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
             os.close(fd)
             raise Timeout(
                 f"{target} stayed locked by another godot-bridge request until the deadline passed"
             )
-        time.sleep(pause)
+        time.sleep(min(pause, remaining))
         pause = min(pause * 2, _POLL[1])
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bridge import Bridge
+from bridge import locks
 from bridge.locks import lock_dir
 from conftest import REPO
 
@@ -136,3 +138,23 @@ def test_node_given_an_embedded_then_a_saved_shape_leaves_a_loadable_scene(bridg
     assert scene["result"] == "ok", scene
     text = (project / "shared.tscn").read_text()
     assert "Vector3(1, 2, 3)" not in text and "Vector3(7, 8, 9)" in text
+
+
+def test_a_request_waits_for_a_locked_file_no_longer_than_its_deadline(godot_bin: str, project: Path) -> None:
+    target = project / "materials" / "base.tres"
+    before = target.read_bytes()
+    request = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+               "resource_path": "materials/base.tres", "properties": {"roughness": 0.75}}
+    with Bridge(godot_bin, timeout=1) as bridge:
+        assert bridge.run({"op": "resource_read", "project_path": str(project),
+                           "resource_path": "materials/base.tres"})["result"] == "ok"
+        held = locks.hold([target.resolve()], time.monotonic() + 5)  # as another process would
+        started = time.monotonic()
+        reply = bridge.run(request)
+        waited = time.monotonic() - started
+        assert target.read_bytes() == before
+        held.release()
+        after = bridge.run(request)
+    assert reply["error"]["code"] == "timeout" and "locked" in reply["error"]["message"]
+    assert 1 <= waited < 3
+    assert after["result"] == "ok"
