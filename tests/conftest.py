@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+import psutil
 import pytest
 
 from bridge import Bridge
@@ -65,6 +66,18 @@ def snapshot(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() or p.is_symlink()
     }
+
+
+def engine_processes() -> list[psutil.Process]:
+    """The engine workers this test process has started and not yet reaped."""
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if "main.gd" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            pass  # dead already (a zombie until its bridge reaps it)
+    return found
 
 
 def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = None,

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from bridge import Bridge
+from conftest import engine_processes
 
 pytestmark = pytest.mark.godot
 
@@ -28,10 +28,6 @@ TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres"
            "new_a.tres", "fresh/deeper/new_b.tres", "fresh/new_c.tres"]
 NAME_SIZES = [16, 200_000, 1_000_000, 2_500_000]
 _UID = re.compile(rb'^\[gd_resource [^\n]*uid="(uid://[^"]+)"')
-
-
-def engines() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children() if "main.gd" in " ".join(p.cmdline())]
 
 
 def temps(project: Path) -> list[Path]:
@@ -61,7 +57,7 @@ class Killer:
 
     def _kill(self, request: int) -> None:
         with self.lock:
-            victims = engines()
+            victims = engine_processes()
             if request != self.request or not victims:
                 return
             for victim in victims:

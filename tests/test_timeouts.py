@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from bridge import Bridge
-from conftest import run_cli
+from conftest import engine_processes, run_cli
 
 pytestmark = pytest.mark.godot
 
@@ -39,7 +39,7 @@ def read(project: Path, path: str, **extra: Any) -> dict[str, Any]:
 
 
 def engine_pids() -> set[int]:
-    return {p.pid for p in psutil.Process().children() if "main.gd" in " ".join(p.cmdline())}
+    return {p.pid for p in engine_processes()}
 
 
 def test_request_that_cannot_finish_times_out_and_the_next_gets_a_fresh_engine(
