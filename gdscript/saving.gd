@@ -20,8 +20,7 @@ static func save(resource: Resource, path: String, job: Job, where: String) -> v
 	var uid: String = uid_of(path)
 	if uid.is_empty():
 		uid = ResourceUID.id_to_text(ResourceUID.create_id())
-	# Named by this process's id: the bridge removes the temps of an engine it had to kill.
-	var temp: String = "%s/.%s.%d-%d.tmp.%s" % [folder, path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
+	var temp: String = temp_path(path)
 	var err: Error = ResourceSaver.save(resource, temp)
 	if err == OK:
 		err = _stamp_uids(temp, uid)
@@ -31,6 +30,28 @@ static func save(resource: Resource, path: String, job: Job, where: String) -> v
 		DirAccess.remove_absolute(temp)
 		_remove_made(made, folder)
 		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, Job.error_name(err)], where)
+
+
+## Put `bytes` in place of the file at res:// `path` the same way: temp file, then rename.
+static func write_bytes(path: String, bytes: PackedByteArray) -> Error:
+	var temp: String = temp_path(path)
+	var file: FileAccess = FileAccess.open(temp, FileAccess.WRITE)
+	if file == null:
+		return FileAccess.get_open_error()
+	file.store_buffer(bytes)
+	file.close()
+	var err: Error = file.get_error() if file.get_error() != ERR_FILE_EOF else OK
+	if err == OK:
+		err = DirAccess.rename_absolute(temp, path)
+	if err != OK:
+		DirAccess.remove_absolute(temp)
+	return err
+
+
+## A temp file beside `path`, named by this process's id: the bridge removes those of an engine
+## it had to kill (bridge/locks.py).
+static func temp_path(path: String) -> String:
+	return "%s/.%s.%d-%d.tmp.%s" % [path.get_base_dir(), path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
 
 
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".

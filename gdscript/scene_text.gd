@@ -10,6 +10,7 @@ extends RefCounted
 ## look like sections is never taken for one.
 
 const Job = preload("job.gd")
+const Saving = preload("saving.gd")
 
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 static var _header: RegEx = RegEx.create_from_string("^\\[(\\w+)( [^\\n]*)?\\]\\s*$")
@@ -202,20 +203,10 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## Write `content` over the scene atomically: a temp file beside it (named like saving.gd names
-## its own, so the bridge can clear those of a killed engine), renamed over it.
+## Write `content` over the scene atomically (Saving.write_bytes: a temp file, renamed over it).
 func write(content: String, job: Job, where: String) -> void:
-	var temp: String = "%s/.%s.%d-%d.tmp.tscn" % [path.get_base_dir(), path.get_file(), OS.get_process_id(), randi()]
-	var file: FileAccess = FileAccess.open(temp, FileAccess.WRITE)
-	var err: Error = FileAccess.get_open_error()
-	if file != null:
-		file.store_string(content)
-		file.close()
-		err = file.get_error() if file.get_error() != ERR_FILE_EOF else OK
-	if err == OK:
-		err = DirAccess.rename_absolute(temp, path)
+	var err: Error = Saving.write_bytes(path, content.to_utf8_buffer())
 	if err != OK:
-		DirAccess.remove_absolute(temp)
 		job.fail(Job.SAVE_FAILED, "%s: could not write %s (%s)" % [where, path, error_string(err)], where)
 
 

@@ -93,10 +93,8 @@ static func _outermost_missing(folder: String) -> String:
 ## Undo the save of `path`: restore its old bytes, or remove it and the folders made for it.
 static func _put_back(path: String, had_file: bool, before: PackedByteArray, missing_folder: String) -> void:
 	if had_file:
-		var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
-		if file != null:
-			file.store_buffer(before)
-			file.close()
+		# Atomic like the save it undoes: an engine killed here must not leave half a file.
+		Saving.write_bytes(path, before)
 		return
 	DirAccess.remove_absolute(path)
 	var folder: String = path.get_base_dir()
