@@ -120,3 +120,17 @@ def test_a_file_that_is_no_resource_stays_not_imported_after_the_import(
                         "properties": {"albedo_texture": "notes.txt"}})
     assert reply["error"]["code"] == "not_imported"
     assert not (textured / "m.tres").exists()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_batch_imports_once_and_serves_every_request(textured: Path, godot_bin: str, jobs: str) -> None:
+    lines = [style_box(textured, f"ui/panel_{i}.tres") for i in range(6)]
+    lines.insert(3, {"op": "resource_read", "project_path": str(textured), "resource_path": "materials/base.tres"})
+    done = run_cli("batch", "--jobs", jobs, input="".join(json.dumps(r) + "\n" for r in lines), godot=godot_bin)
+    assert done.returncode == 0, done.stdout + done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["result"] for r in replies] == ["ok"] * 7
+    assert [r["resource_path"] for r in replies] == [r["resource_path"] for r in lines]
+    assert done.stderr.count(IMPORTING) == 1
+    assert all('path="res://icons/red.png"' in (textured / f"ui/panel_{i}.tres").read_text() for i in range(6))
