@@ -25,7 +25,7 @@ from .models import (
     StyleBoxCreate,
     parse_request,
 )
-from .worker import Worker
+from .worker import Release, Worker
 
 DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 START_TIMEOUT = 30.0
@@ -116,10 +116,10 @@ class Bridge:
         return engine_reply(request, answer)
 
     def _call(self, root: Path, message: dict[str, Any]) -> dict[str, Any]:
-        """Send one message with the files it writes locked (the wait for a lock is bounded too)."""
+        """Send one message with the files its scene edit rewrites locked (the wait is bounded too)."""
         worker = self._worker(root)
-        held = hold_writes(root, message, time.monotonic() + self.timeout)
-        return worker.call(message, self.timeout, release=held.release)
+        release = hold_writes(worker, root, message, time.monotonic() + self.timeout)
+        return worker.call(message, self.timeout, release=release)
 
     def _should_import(self, root: Path, answer: dict[str, Any]) -> bool:
         error = answer.get("error") or {}
@@ -313,13 +313,32 @@ def _check_scalar(field: str, items: Any) -> list[Any]:
     return nested
 
 
-def hold_writes(root: Path, message: dict[str, Any], deadline: float) -> locks.Held:
-    """Lock every file an engine message writes (see bridge/locks.py), waiting until `deadline`."""
+def hold_writes(worker: Worker, root: Path, message: dict[str, Any], deadline: float) -> Release:
+    """Lock the files a scene edit rewrites (see bridge/locks.py), waiting until `deadline`.
+
+    Return what `worker` is to run once it is done with the message: drop the locks and, when its
+    engine died on the way, remove the temp files it left beside the files the message writes.
+    """
+    written = _written(root, message)
+    rewrites = [Path(os.path.realpath(path)) for path in written] if "scene_path" in message else []
+    held = locks.hold(rewrites, deadline)
+
+    def release() -> None:
+        try:
+            if not worker.alive and worker.pid is not None:
+                locks.sweep(written, worker.pid)
+        finally:
+            held.release()
+
+    return release
+
+
+def _written(root: Path, message: dict[str, Any]) -> list[str]:
+    """The files an engine message writes, as paths under the project's real root."""
     keys: list[str] = [key for key in ("save_path", "scene_path", "dest_path") if key in message]
     if "path" in message and message.get("op") != "resource_read":
         keys.append("path")
-    targets = [Path(os.path.realpath(root / str(message[key]).removeprefix("res://"))) for key in keys]
-    return locks.hold(targets, deadline)
+    return [os.path.join(root, str(message[key]).removeprefix("res://")) for key in keys]
 
 
 def decode_request(text: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ paths of its engine message; files that a property value names are not tracked.
 Faults. When a worker crashes or runs past the deadline, the request it was serving gets the
 `engine_crashed` or `timeout` reply (as `Bridge` gives it), the worker is replaced, and the
 requests queued behind it, which the engine had not started, are sent to the replacement.
-Like `Bridge`, the pool locks the files a request writes, replaces worn-out workers between
+Like `Bridge`, the pool locks the files a scene edit rewrites, replaces worn-out workers between
 requests, and imports a project once when a request needs imported assets, then serves that
 request again on a fresh worker. Requests already in flight behind it on that worker have run
 by then; those that also needed the import are served again too.
@@ -463,9 +463,9 @@ class _Slot:
             return False
         try:
             worker = self.worker if usable and self.worker is not None else self._replace_worker()
-            held = hold_writes(self.root, job.message, time.monotonic() + self.pool.timeout)
+            release = hold_writes(worker, self.root, job.message, time.monotonic() + self.pool.timeout)
             job.sent_at = time.monotonic()
-            worker.send(job.message, release=held.release)
+            worker.send(job.message, release=release)
         except EngineCrashed as exc:
             if self._inflight:
                 self._retry.appendleft(job)

@@ -140,11 +140,11 @@ def test_node_given_an_embedded_then_a_saved_shape_leaves_a_loadable_scene(bridg
     assert "Vector3(1, 2, 3)" not in text and "Vector3(7, 8, 9)" in text
 
 
-def test_a_request_waits_for_a_locked_file_no_longer_than_its_deadline(godot_bin: str, project: Path) -> None:
-    target = project / "materials" / "base.tres"
+def test_a_scene_edit_waits_for_a_locked_scene_no_longer_than_its_deadline(godot_bin: str, project: Path) -> None:
+    target = project / "scenes" / "prop.tscn"
     before = target.read_bytes()
-    request = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-               "resource_path": "materials/base.tres", "properties": {"roughness": 0.75}}
+    request = {"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
+               "shape_params": {"size": [1, 2, 3]}, "scene_path": "scenes/prop.tscn", "node_path": "Col"}
     with Bridge(godot_bin, timeout=1) as bridge:
         assert bridge.run({"op": "resource_read", "project_path": str(project),
                            "resource_path": "materials/base.tres"})["result"] == "ok"
@@ -153,8 +153,12 @@ def test_a_request_waits_for_a_locked_file_no_longer_than_its_deadline(godot_bin
         reply = bridge.run(request)
         waited = time.monotonic() - started
         assert target.read_bytes() == before
+        # A plain save replaces its file by a rename and takes no lock.
+        saved = bridge.run({"op": "material_create", "project_path": str(project),
+                            "material_type": "StandardMaterial3D", "resource_path": "scenes/prop.tres"})
         held.release()
         after = bridge.run(request)
     assert reply["error"]["code"] == "timeout" and "locked" in reply["error"]["message"]
     assert 1 <= waited < 3
-    assert after["result"] == "ok"
+    assert saved["result"] == "ok"
+    assert after["result"] == "ok" and target.read_bytes() != before
