@@ -8,6 +8,12 @@ const Codec = preload("codec.gd")
 const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
 const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
 
+## infos() of a just-instantiated object, by class: the same for every fresh instance of a class,
+## and get_property_list() is the costliest call of a request (~0.2 ms for a StandardMaterial3D).
+static var _fresh_infos: Dictionary = {}
+## ClassDB's default value of each property, by class then name.
+static var _defaults: Dictionary = {}
+
 
 ## The settable properties of `target`, name -> info, in the engine's order.
 static func infos(target: Object) -> Dictionary:
@@ -19,8 +25,11 @@ static func infos(target: Object) -> Dictionary:
 
 
 ## Convert and set every entry of `values` on `target`; `member` names the request member.
-static func apply(target: Object, values: Dictionary, job: Job, member: String) -> void:
-	var known: Dictionary = infos(target)
+## `fresh`: `target` was just instantiated from its class name and nothing was set on it yet.
+static func apply(target: Object, values: Dictionary, job: Job, member: String, fresh: bool = false) -> void:
+	if values.is_empty():
+		return
+	var known: Dictionary = _infos_of_fresh(target) if fresh else infos(target)
 	var values_set: Dictionary = {}
 	for name: Variant in values:
 		if typeof(name) != TYPE_STRING:
@@ -44,13 +53,20 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 	_check_kept(target, values_set, job, member)
 
 
+static func _infos_of_fresh(target: Object) -> Dictionary:
+	var cls: String = target.get_class()
+	if not _fresh_infos.has(cls):
+		_fresh_infos[cls] = infos(target)
+	return _fresh_infos[cls]
+
+
 ## Fail unless every value set is still there and will be saved: setting one property can reset
 ## another, or make the engine stop storing it (a value it would then silently drop).
 static func _check_kept(target: Object, values_set: Dictionary, job: Job, member: String) -> void:
 	var now: Dictionary = infos(target)
 	for name: String in values_set:
 		var kept: bool = same(target.get(name), values_set[name])
-		if not kept or now[name]["usage"] & PROPERTY_USAGE_STORAGE == 0:
+		if not kept or not now.has(name) or now[name]["usage"] & PROPERTY_USAGE_STORAGE == 0:
 			var why: String = "another property reset it" if not kept else "the engine does not save it together with the other properties given"
 			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: %s" % [member, name, target.get_class(), name, why], member)
 			return
@@ -86,7 +102,13 @@ static func _is_default(target: Object, name: String, value: Variant) -> bool:
 	if target.property_can_revert(name):
 		default = target.property_get_revert(name)
 	else:
-		default = ClassDB.class_get_property_default_value(target.get_class(), name)
+		var cls: String = target.get_class()
+		if not _defaults.has(cls):
+			_defaults[cls] = {}
+		var known: Dictionary = _defaults[cls]
+		if not known.has(name):
+			known[name] = ClassDB.class_get_property_default_value(cls, name)
+		default = known[name]
 	return same(default, value)
 
 

@@ -6,6 +6,7 @@ const Props = preload("props.gd")
 
 const _SCRIPT_TYPES: Array[String] = ["GDScript", "Script", "CSharpScript"]
 static var _script_line: RegEx = RegEx.create_from_string("(?m)^script = |^\\[(ext|sub)_resource type=\"(GDScript|Script|CSharpScript)\"")
+static var _loadable: PackedStringArray = []
 static var _ext_path: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource [^\\n]*path=\"([^\"]+)\"")
 
 
@@ -82,9 +83,16 @@ static func _unimported(path: String) -> String:
 	if ResourceLoader.exists(path):
 		candidates.assign(Array(ResourceLoader.get_dependencies(path)).map(func(d: String) -> String: return d.get_slice("::", 2) if d.contains("::") else d))
 	for candidate: String in candidates:
-		if FileAccess.file_exists(candidate) and not ResourceLoader.exists(candidate) and not candidate.get_extension() in ResourceLoader.get_recognized_extensions_for_type("Resource"):
+		if FileAccess.file_exists(candidate) and not ResourceLoader.exists(candidate) and not candidate.get_extension() in _loadable_extensions():
 			return candidate
 	return ""
+
+
+## The extensions the engine loads without an import; its loaders are all registered at start-up.
+static func _loadable_extensions() -> PackedStringArray:
+	if _loadable.is_empty():
+		_loadable = ResourceLoader.get_recognized_extensions_for_type("Resource")
+	return _loadable
 
 
 ## Why a load failed, as near as can be told: ResourceLoader.load() returns no error code.

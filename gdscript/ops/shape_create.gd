@@ -16,7 +16,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		job.fail(Job.INVALID_TYPE, "shape_type %s is not a shape class the engine can create" % JSON.stringify(type), "shape_type")
 		return {}
 	var shape: Resource = ClassDB.instantiate(type)
-	Props.apply(shape, request.get("properties", {}), job, "properties")
+	Props.apply(shape, request.get("properties", {}), job, "properties", true)
 	var scene: SceneText = null
 	if not job.failed() and request.has("scene_path"):
 		scene = _target(request["scene_path"], request["node_path"], type, base, job)
