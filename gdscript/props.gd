@@ -75,13 +75,25 @@ static func _check_kept(target: Object, values_set: Dictionary, job: Job, member
 ## The stored properties of `target` that differ from their defaults (all of them with `everything`).
 static func stored(target: Object, depth: int, stack: Array, everything: bool) -> Dictionary:
 	var out: Dictionary = {}
+	var cls: String = target.get_class()
+	if not _defaults.has(cls):
+		_defaults[cls] = {}
+	var defaults: Dictionary = _defaults[cls]
 	for info: Dictionary in target.get_property_list():
+		if info["usage"] & PROPERTY_USAGE_STORAGE == 0:
+			continue
 		var name: String = info["name"]
-		if info["usage"] & PROPERTY_USAGE_STORAGE == 0 or name in FORBIDDEN or name == "resource_name" and target.get(name) == "":
+		if name in FORBIDDEN:
 			continue
 		var value: Variant = target.get(name)
-		if everything or not _is_default(target, name, value):
-			out[name] = Codec.encode(value, depth, stack)
+		if name == "resource_name" and value == "":
+			continue
+		if not everything:
+			var default: Variant = _default(target, cls, defaults, name)
+			# Most properties hold their default exactly: skip same() and its call for those.
+			if typeof(default) == typeof(value) and default == value or same(default, value):
+				continue
+		out[name] = Codec.encode(value, depth, stack)
 	return out
 
 
@@ -97,28 +109,22 @@ static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictiona
 	return out
 
 
-static func _is_default(target: Object, name: String, value: Variant) -> bool:
-	var default: Variant = null
+## The value `name` reverts to: the object's own answer, else its class's default (cached in `defaults`).
+static func _default(target: Object, cls: String, defaults: Dictionary, name: String) -> Variant:
 	if target.property_can_revert(name):
-		default = target.property_get_revert(name)
-	else:
-		var cls: String = target.get_class()
-		if not _defaults.has(cls):
-			_defaults[cls] = {}
-		var known: Dictionary = _defaults[cls]
-		if not known.has(name):
-			known[name] = ClassDB.class_get_property_default_value(cls, name)
-		default = known[name]
-	return same(default, value)
+		return target.property_get_revert(name)
+	if not defaults.has(name):
+		defaults[name] = ClassDB.class_get_property_default_value(cls, name)
+	return defaults[name]
 
 
 ## Whether two values are equal, floats compared as the engine stores them (32-bit).
 static func same(a: Variant, b: Variant) -> bool:
-	if typeof(a) in [TYPE_NIL, TYPE_OBJECT] and typeof(b) in [TYPE_NIL, TYPE_OBJECT]:
-		return a == b
-	if typeof(a) != typeof(b):
-		return false
-	match typeof(a):
+	var type: int = typeof(a)
+	if type != typeof(b):
+		# null and an object compare as values; any other two types differ.
+		return (type == TYPE_NIL or type == TYPE_OBJECT) and (typeof(b) == TYPE_NIL or typeof(b) == TYPE_OBJECT) and a == b
+	match type:
 		TYPE_FLOAT:
 			return is_equal_approx(a, b) or (is_nan(a) and is_nan(b))
 		TYPE_VECTOR2, TYPE_VECTOR3, TYPE_VECTOR4, TYPE_COLOR, TYPE_QUATERNION, TYPE_PLANE, \
