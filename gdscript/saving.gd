@@ -6,13 +6,13 @@ const Job = preload("job.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
 static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
+## One DirAccess for every folder check and rename: each DirAccess.*_absolute call makes its own
+## (four system calls more per call).
+static var _project: DirAccess = DirAccess.open("res://")
 
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors.
 static func save(resource: Resource, path: String, job: Job, where: String) -> void:
-	if DirAccess.dir_exists_absolute(path):
-		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
-		return
 	var folder: String = path.get_base_dir()
 	var made: String = _make_folders(folder, job, where)
 	if job.failed():
@@ -25,10 +25,14 @@ static func save(resource: Resource, path: String, job: Job, where: String) -> v
 	if err == OK:
 		err = _stamp_uids(temp, uid)
 	if err == OK:
-		err = DirAccess.rename_absolute(temp, path)
-	if err != OK:
-		DirAccess.remove_absolute(temp)
-		_remove_made(made, folder)
+		err = _project.rename(temp, path)
+	if err == OK:
+		return
+	DirAccess.remove_absolute(temp)
+	_remove_made(made, folder)
+	if _project.dir_exists(path):
+		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
+	else:
 		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, Job.error_name(err)], where)
 
 
@@ -42,7 +46,7 @@ static func write_bytes(path: String, bytes: PackedByteArray) -> Error:
 	file.close()
 	var err: Error = file.get_error() if file.get_error() != ERR_FILE_EOF else OK
 	if err == OK:
-		err = DirAccess.rename_absolute(temp, path)
+		err = _project.rename(temp, path)
 	if err != OK:
 		DirAccess.remove_absolute(temp)
 	return err
@@ -72,9 +76,13 @@ static func uid_of(path: String) -> String:
 
 ## Give the saved file its own uid and every external reference its target's uid.
 static func _stamp_uids(temp: String, uid: String) -> Error:
-	var text: String = FileAccess.get_file_as_string(temp)
+	# One open both reads and rewrites the file (two opens cost a path walk each).
+	var file: FileAccess = FileAccess.open(temp, FileAccess.READ_WRITE)
+	if file == null:
+		return FileAccess.get_open_error()
+	var text: String = file.get_as_text()
 	if text.is_empty():
-		return FileAccess.get_open_error() if FileAccess.get_open_error() != OK else ERR_FILE_CORRUPT
+		return ERR_FILE_CORRUPT
 	var newline: int = text.find("\n")
 	var header: String = _uid_attr.sub(text.substr(0, newline), "")
 	header = header.trim_suffix("]") + " uid=\"%s\"]" % uid
@@ -89,10 +97,11 @@ static func _stamp_uids(temp: String, uid: String) -> Error:
 		patched += "[ext_resource %suid=\"%s\" path=\"%s\"%s]" % [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
 		last = found.get_end()
 	patched += body.substr(last)
-	var file: FileAccess = FileAccess.open(temp, FileAccess.WRITE)
-	if file == null:
-		return FileAccess.get_open_error()
-	file.store_string(header + patched)
+	var stamped: PackedByteArray = (header + patched).to_utf8_buffer()
+	file.seek(0)
+	file.store_buffer(stamped)
+	if file.get_length() > stamped.size():
+		file.resize(stamped.size())
 	file.close()
 	return file.get_error() if file.get_error() != ERR_FILE_EOF else OK
 
@@ -101,7 +110,7 @@ static func _stamp_uids(temp: String, uid: String) -> Error:
 static func _make_folders(folder: String, job: Job, where: String) -> String:
 	var outermost: String = ""
 	var probe: String = folder
-	while not DirAccess.dir_exists_absolute(probe) and probe != "res://":
+	while not _project.dir_exists(probe) and probe != "res://":
 		# A file in the way would be taken for a folder this save made, and removed on failure.
 		if FileAccess.file_exists(probe):
 			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, probe], where)

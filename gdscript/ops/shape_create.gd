@@ -27,11 +27,14 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		if scene != null:
 			scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, "", ""), job, "scene_path")
 		return {}
+	if scene == null:
+		Saving.save(shape, saved, job, "save_path")
+		return {}
 	var before: PackedByteArray = FileAccess.get_file_as_bytes(saved) if FileAccess.file_exists(saved) else PackedByteArray()
 	var had_file: bool = FileAccess.file_exists(saved)
 	var missing_folder: String = _outermost_missing(saved.get_base_dir())
 	Saving.save(shape, saved, job, "save_path")
-	if job.failed() or scene == null:
+	if job.failed():
 		return {}
 	scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, Saving.uid_of(saved)), job, "scene_path")
 	if job.failed():
