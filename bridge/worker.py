@@ -7,8 +7,8 @@ stays buffered when a project sets `flush_stdout_on_print` off. The token is ran
 nothing a project script or the engine prints can be taken for a reply; everything else read from
 either stream is chatter, kept as a short tail for error messages and echoed only when verbose.
 
-No call can hang. A writer thread owns stdin, so `send()` returns at once even when the engine stops
-reading; `receive()` waits on a deadline and kills the whole process tree when it passes. Output is
+No call can hang. `send()` writes to the engine's stdin only what the pipe takes at once and leaves
+the rest to a writer thread, so it returns at once even when the engine stops reading; `receive()` waits on a deadline and kills the whole process tree when it passes. Output is
 read in bounded pieces, so a flood of chatter costs neither memory nor a stalled reply.
 
 A request may come with a `release` callback (the file locks its writes hold). It runs when the
@@ -24,6 +24,7 @@ import os
 import queue
 import re
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -80,6 +81,8 @@ class Worker:
         self._max_rss = max_rss
         self._replies: queue.Queue[dict[str, Any] | _Closed] = queue.Queue()
         self._outbox: queue.Queue[bytes | None] = queue.Queue()
+        self._writer_busy = False
+        self._input: int | None = None
         self._releases: collections.deque[Release | None] = collections.deque()
         self._sending = threading.Lock()
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
@@ -109,6 +112,8 @@ class Worker:
             raise EngineCrashed(f"the engine could not be started ({self._argv[0]}): {exc}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         assert self.proc.stderr is not None
+        self._input = self.proc.stdin.fileno()
+        os.set_blocking(self._input, False)
         for target, stream in (
             (self._read_replies, self.proc.stderr),
             (self._drain, self.proc.stdout),
@@ -223,13 +228,28 @@ class Worker:
                     self._seq = seq
                     self._releases.append(release)
                     queued = True
-                    self._outbox.put(b"%015d\n" % len(payload) + payload)
+                    self._put(b"%015d\n" % len(payload) + payload)
         finally:
             if not queued and release is not None:
                 release()
         if not queued:
             raise self._crashed("before the request was sent")
         return seq
+
+    def _put(self, data: bytes) -> None:
+        """Write `data` to the engine if the pipe takes all of it now, else queue the rest (lock held)."""
+        if not self._writer_busy and self._input is not None:
+            # Written here, a request costs no hand-off to the writer thread.
+            try:
+                written = os.write(self._input, data)
+            except OSError:
+                # A full pipe, or an engine gone: the writer thread waits, or finds out why.
+                written = 0
+            if written == len(data):
+                return
+            data = data[written:]
+            self._writer_busy = True
+        self._outbox.put(data)
 
     def _encode(self, message: dict[str, Any], seq: int) -> bytes:
         try:
@@ -273,10 +293,17 @@ class Worker:
     # ----- streams ---------------------------------------------------------------------------
 
     def _write(self, stdin: IO[bytes]) -> None:
+        fd = stdin.fileno()
         try:
             while (data := self._outbox.get()) is not None:
-                stdin.write(data)
-                stdin.flush()
+                while data:
+                    select.select([], [fd], [])
+                    try:
+                        data = data[os.write(fd, data) :]
+                    except BlockingIOError:
+                        pass
+                with self._sending:
+                    self._writer_busy = not self._outbox.empty()
         except (OSError, ValueError):
             proc = self.proc
             try:
@@ -287,10 +314,13 @@ class Worker:
                 self._dead = self._dead or "it closed its input"
                 self.kill()
         finally:
-            try:
-                stdin.close()
-            except (OSError, ValueError):
-                pass
+            # Under the send lock: `send()` must never write to the number of a closed descriptor.
+            with self._sending:
+                self._input = None
+                try:
+                    stdin.close()
+                except (OSError, ValueError):
+                    pass
 
     def _read_replies(self, stream: IO[bytes]) -> None:
         marker = self.token.encode("ascii")
