@@ -7,10 +7,11 @@ import math
 import os
 import struct
 import sys
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
 
 from . import engine as engines
 from . import locks, paths
@@ -41,7 +42,75 @@ _MESSAGE_MAX = 1000
 _F32 = struct.Struct("<f")
 
 
-class Bridge:
+_Host = TypeVar("_Host", bound="EngineHost")
+
+
+class EngineHost:
+    """What `Bridge` and the batch `Pool` share: the Godot binary found once, workers started with
+    the same settings, the one-time import of a project's assets, and closing on exit."""
+
+    def __init__(
+        self,
+        godot: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        verbose: bool = False,
+        auto_import: bool = True,
+        start_timeout: float = START_TIMEOUT,
+        max_requests: int | None = MAX_REQUESTS,
+        max_rss: int | None = MAX_RSS,
+    ) -> None:
+        self._godot = godot
+        self._engine: engines.Engine | None = None
+        self._engine_lock = threading.Lock()
+        self.timeout = timeout
+        self.verbose = verbose
+        self.auto_import = auto_import
+        self.start_timeout = start_timeout
+        self.max_requests = max_requests
+        self.max_rss = max_rss
+
+    def __enter__(self: _Host) -> _Host:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every engine process started here."""
+
+    def engine(self) -> engines.Engine:
+        """Return the Godot binary in use, found and version-checked once."""
+        with self._engine_lock:
+            if self._engine is None:
+                self._engine = engines.probe(engines.find_godot(self._godot))
+            return self._engine
+
+    def start_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
+        """Return a started worker with this host's settings (deadlines, wear limits, verbosity)."""
+        worker = Worker(
+            argv_for_token,
+            verbose=self.verbose,
+            start_timeout=self.start_timeout,
+            max_requests=self.max_requests,
+            max_rss=self.max_rss,
+        )
+        worker.start()
+        return worker
+
+    def import_assets(self, root: Path) -> str | None:
+        """Import the assets of `root`, saying so on stderr; return None, or why it failed."""
+        sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
+        sys.stderr.flush()
+        return engines.run_import(self.engine(), root, self.timeout)
+
+
+class Bridge(EngineHost):
     """Serve requests with one warm engine process per project, reused across calls.
 
     `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
@@ -60,27 +129,17 @@ class Bridge:
         max_requests: int | None = MAX_REQUESTS,
         max_rss: int | None = MAX_RSS,
     ) -> None:
-        self._godot = godot
-        self._engine: engines.Engine | None = None
-        self.timeout = timeout
-        self.verbose = verbose
-        self.auto_import = auto_import
-        self.start_timeout = start_timeout
-        self.max_requests = max_requests
-        self.max_rss = max_rss
+        super().__init__(
+            godot,
+            timeout=timeout,
+            verbose=verbose,
+            auto_import=auto_import,
+            start_timeout=start_timeout,
+            max_requests=max_requests,
+            max_rss=max_rss,
+        )
         self._workers: dict[Path, Worker] = {}
         self._imported: set[Path] = set()
-
-    def __enter__(self) -> Bridge:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Stop every engine process this bridge started."""
@@ -131,9 +190,7 @@ class Bridge:
         worker = self._workers.pop(root, None)
         if worker is not None:
             worker.close()
-        sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
-        sys.stderr.flush()
-        return engines.run_import(self.engine(), root, self.timeout)
+        return self.import_assets(root)
 
     def adopt(self, root: Path, worker: Worker) -> None:
         """Serve the project at `root` with a worker started elsewhere (the CLI's head start)."""
@@ -153,22 +210,9 @@ class Bridge:
         if worker is not None:
             worker.close()
         engine = self.engine()
-        worker = Worker(
-            lambda token: engines.worker_argv(engine, root, token),
-            verbose=self.verbose,
-            start_timeout=self.start_timeout,
-            max_requests=self.max_requests,
-            max_rss=self.max_rss,
-        )
-        worker.start()
+        worker = self.start_worker(lambda token: engines.worker_argv(engine, root, token))
         self._workers[root] = worker
         return worker
-
-    def engine(self) -> engines.Engine:
-        """Return the Godot binary this bridge uses, found and version-checked once."""
-        if self._engine is None:
-            self._engine = engines.probe(engines.find_godot(self._godot))
-        return self._engine
 
     # ----- typed methods ---------------------------------------------------------------------
 

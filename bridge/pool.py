@@ -24,13 +24,11 @@ by then; those that also needed the import are served again too.
 from __future__ import annotations
 
 import collections
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from queue import SimpleQueue
-from types import TracebackType
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import engine as engines
@@ -40,6 +38,7 @@ from .api import (
     MAX_REQUESTS,
     MAX_RSS,
     START_TIMEOUT,
+    EngineHost,
     check_input,
     decode_request,
     engine_message,
@@ -77,7 +76,7 @@ class _Job:
     sent_at: float = 0.0
 
 
-class Pool:
+class Pool(EngineHost):
     """Serve a stream of requests with `jobs` warm engine workers per project.
 
     `map()` yields one reply per input, in input order, while the input is still being read.
@@ -103,19 +102,19 @@ class Pool:
     ) -> None:
         if jobs < 1 or window < 1:
             raise ValueError("a pool needs at least one worker and a window of at least one")
+        super().__init__(
+            godot,
+            timeout=timeout,
+            verbose=verbose,
+            auto_import=auto_import,
+            start_timeout=start_timeout,
+            max_requests=max_requests,
+            max_rss=max_rss,
+        )
         self.jobs = jobs
-        self.timeout = timeout
-        self.verbose = verbose
         self.window = window
         self.stop_on_error = stop_on_error
-        self.auto_import = auto_import
-        self.start_timeout = start_timeout
-        self.max_requests = max_requests
-        self.max_rss = max_rss
-        self._godot = godot
         self._argv_for = argv_for
-        self._engine: engines.Engine | BridgeError | None = None
-        self._engine_lock = threading.Lock()
         self._import_lock = threading.Lock()
         self._imports: dict[Path, int] = {}
         self._import_tried: set[Path] = set()
@@ -131,17 +130,6 @@ class Pool:
         self._stopped = False
         self._cancelled = False
         self._feeder_waits = False
-
-    def __enter__(self) -> Pool:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Stop every slot thread and engine process of the pool."""
@@ -338,18 +326,6 @@ class Pool:
                 if not users:
                     del self._files[key]
 
-    def engine(self) -> engines.Engine:
-        """Return the Godot binary of the pool, found and version-checked once."""
-        with self._engine_lock:
-            if self._engine is None:
-                try:
-                    self._engine = engines.probe(engines.find_godot(self._godot))
-                except BridgeError as exc:
-                    self._engine = exc
-            if isinstance(self._engine, BridgeError):
-                raise self._engine
-            return self._engine
-
     def argv(self, root: Path, token: str) -> Sequence[str]:
         """Return the command line of a worker serving `root`."""
         if self._argv_for is not None:
@@ -358,15 +334,7 @@ class Pool:
 
     def new_worker(self, root: Path) -> Worker:
         """Return a started worker for `root`, configured as `Bridge` configures its own."""
-        worker = Worker(
-            lambda token: self.argv(root, token),
-            verbose=self.verbose,
-            start_timeout=self.start_timeout,
-            max_requests=self.max_requests,
-            max_rss=self.max_rss,
-        )
-        worker.start()
-        return worker
+        return self.start_worker(lambda token: self.argv(root, token))
 
     def imports(self, root: Path) -> int:
         """Return how many times the pool has imported `root` (workers started before are stale)."""
@@ -383,9 +351,7 @@ class Pool:
             if not self.auto_import or root in self._import_tried:
                 return False, None
             self._import_tried.add(root)
-            sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
-            sys.stderr.flush()
-            failure = engines.run_import(self.engine(), root, self.timeout)
+            failure = self.import_assets(root)
             if failure is None:
                 self._imports[root] = self.imports(root) + 1
             return failure is None, failure
