@@ -79,8 +79,8 @@ class Worker:
         self._log = log if log is not None else sys.stderr
         self._max_requests = max_requests
         self._max_rss = max_rss
-        self._replies: queue.Queue[dict[str, Any] | _Closed] = queue.Queue()
-        self._outbox: queue.Queue[bytes | None] = queue.Queue()
+        self._replies: queue.SimpleQueue[dict[str, Any] | _Closed] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._writer_busy = False
         self._input: int | None = None
         self._releases: collections.deque[Release | None] = collections.deque()
