@@ -1,0 +1,57 @@
+"""The Python API: typed methods return the reply of a success and raise the error class of a failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge import Bridge, BridgeError
+from bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
+
+pytestmark = pytest.mark.godot
+
+
+def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) -> None:
+    root = str(project)
+    made = bridge.material_create(root, "StandardMaterial3D", "api/m.tres", properties={"metallic": 0.25})
+    assert (made["op"], made["type"], made["result"]) == ("material_create", "StandardMaterial3D", "ok")
+    box = bridge.style_box_create(root, "StyleBoxLine", "api/line.tres", properties={"thickness": 3})
+    assert box["type"] == "StyleBoxLine"
+    shape = bridge.shape_create(root, "CircleShape2D", shape_params={"radius": 4}, save_path="api/c.tres")
+    assert shape == {"op": "shape_create", "shape_type": "CircleShape2D", "save_path": "api/c.tres", "result": "ok"}
+    copy = bridge.resource_duplicate(root, "api/m.tres", "api/m2.tres", property_overrides={"roughness": 0.5})
+    assert copy["type"] == "StandardMaterial3D"
+    read = bridge.resource_read(root, "api/m2.tres", id="r")
+    assert read["id"] == "r" and read["properties"] == {"metallic": 0.25, "roughness": 0.5}
+    assert bridge.resource_read(root, "api/line.tres")["properties"] == {"thickness": 3}
+    assert bridge.resource_read(root, "api/c.tres")["properties"] == {"radius": 4.0}
+
+
+@pytest.mark.parametrize("call,error", [
+    (lambda b, p: b.resource_read(p, "missing.tres"), NotFound),
+    (lambda b, p: b.material_create(p, "Node3D", "x.tres"), InvalidType),
+    (lambda b, p: b.resource_read(p, "../x.tres"), PathOutsideProject),
+    (lambda b, p: b.resource_read(p, "materials/base.tres", depth="deep"), InvalidRequest),
+    (lambda b, p: b.shape_create(p, "BoxShape3D", colour=1), InvalidRequest),
+])
+def test_a_failure_raises_the_class_of_its_code(bridge: Bridge, project: Path, call: object, error: type) -> None:
+    with pytest.raises(error) as caught:
+        call(bridge, str(project))  # type: ignore[operator]
+    assert isinstance(caught.value, BridgeError)
+    assert ERROR_CLASSES[caught.value.code] is error
+    assert caught.value.message
+
+
+def test_run_never_raises_for_a_bad_request(bridge: Bridge) -> None:
+    for raw in (None, [], "text", {"op": 5}, {"op": "resource_read"}):
+        assert bridge.run(raw)["result"] == "error"
+
+
+def test_every_code_of_the_decisions_has_one_class() -> None:
+    codes = {"invalid_json", "invalid_request", "project_not_found", "invalid_path", "path_outside_project",
+             "not_found", "not_imported", "invalid_type", "unknown_property", "forbidden_property",
+             "invalid_value", "node_not_found", "incompatible_node", "unsafe_resource", "load_failed",
+             "save_failed", "engine_not_found", "engine_unsupported", "engine_crashed", "timeout", "skipped"}
+    assert codes <= set(ERROR_CLASSES)
+    assert all(cls.code == code for code, cls in ERROR_CLASSES.items())
