@@ -118,7 +118,11 @@ class Pool(EngineHost):
         self._import_lock = threading.Lock()
         self._imports: dict[Path, int] = {}
         self._import_tried: set[Path] = set()
-        self._cond = threading.Condition()
+        # One lock, two conditions: the caller waits for its next reply, the feeder for room, a
+        # turn or a file's previous request; a reply wakes only the one who can use it.
+        lock = threading.RLock()
+        self._cond = threading.Condition(lock)
+        self._feeder_cond = threading.Condition(lock)
         self._slots: dict[Path, list[_Slot]] = {}
         self._roots: dict[str, Path | BridgeError] = {}
         self._files: dict[FileKey, dict[_Slot, list[int]]] = {}
@@ -129,7 +133,8 @@ class Pool(EngineHost):
         self._failure: BaseException | None = None
         self._stopped = False
         self._cancelled = False
-        self._feeder_waits = False
+        self._feeder_waits: str | None = None
+        """What the feeder waits for: "room" (a reply taken by the caller), "finish" (a request done)."""
 
     def close(self) -> None:
         """Stop every slot thread and engine process of the pool."""
@@ -138,6 +143,7 @@ class Pool(EngineHost):
             slots = [slot for group in self._slots.values() for slot in group]
             self._slots = {}
             self._cond.notify_all()
+            self._feeder_cond.notify_all()
         for slot in slots:
             slot.stop()
 
@@ -178,13 +184,14 @@ class Pool(EngineHost):
                         ready.append(reply)
                         if self.stop_on_error and reply["result"] != "ok":
                             self._stopped = True
-                    if self._feeder_waits:
-                        self._cond.notify_all()
+                    if self._feeder_waits == "room":
+                        self._feeder_cond.notify()
                 yield from ready
         finally:
             with self._cond:
                 self._cancelled = True
                 self._cond.notify_all()
+                self._feeder_cond.notify_all()
 
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""
@@ -213,7 +220,7 @@ class Pool(EngineHost):
         limit = max(256, 4 * self.jobs * self.window)
         with self._cond:
             while self._admitted - self._next_out >= limit and not self._cancelled:
-                self._wait_as_feeder()
+                self._wait_as_feeder("room")
             self._admitted += 1
             return not self._cancelled
 
@@ -253,7 +260,7 @@ class Pool(EngineHost):
         with self._cond:
             slot = self._place(root, files)
             while slot is None and not self._cancelled:
-                self._wait_as_feeder()
+                self._wait_as_feeder("finish")
                 slot = self._place(root, files)
             if slot is None:
                 return
@@ -265,13 +272,13 @@ class Pool(EngineHost):
     def _await_turn(self, index: int) -> None:
         with self._cond:
             while self._next_out < index and not self._cancelled:
-                self._wait_as_feeder()
+                self._wait_as_feeder("room")
 
-    def _wait_as_feeder(self) -> None:
-        """Wait for a reply to be taken or a request to finish (lock held)."""
-        self._feeder_waits = True
-        self._cond.wait()
-        self._feeder_waits = False
+    def _wait_as_feeder(self, what: str) -> None:
+        """Wait for a reply to be taken ("room") or a request to finish ("finish") (lock held)."""
+        self._feeder_waits = what
+        self._feeder_cond.wait()
+        self._feeder_waits = None
 
     def _place(self, root: Path, files: list[tuple[FileKey, int]]) -> _Slot | None:
         """Return the slot for a request on these files, or None while it must wait (lock held)."""
@@ -310,10 +317,12 @@ class Pool(EngineHost):
             if job is not None and slot is not None:
                 self._release(job, slot)
             self._results[index] = reply
-            # Wake only who can use it: the caller waits for the next reply in order, the
-            # feeder for room, a turn or a file's previous request.
-            if index == self._next_out or self._feeder_waits:
+            # Wake only who can use it: the caller waits for the next reply in order (or, after
+            # an abandoned run, for the requests still in flight), the feeder for a request to end.
+            if index == self._next_out or self._cancelled:
                 self._cond.notify_all()
+            if self._feeder_waits == "finish":
+                self._feeder_cond.notify()
 
     def _release(self, job: _Job, slot: _Slot) -> None:
         slot.pending -= 1
