@@ -360,17 +360,21 @@ def _check_scalar(field: str, items: Any) -> list[Any]:
 def hold_writes(worker: Worker, root: Path, message: dict[str, Any], deadline: float) -> Release:
     """Lock the files a scene edit rewrites (see bridge/locks.py), waiting until `deadline`.
 
-    Return what `worker` is to run once it is done with the message: drop the locks and, when its
-    engine died on the way, remove the temp files it left beside the files the message writes.
+    Return what `worker` is to run once it is done with the message. When its engine died before
+    answering, that removes the temp files it left beside the files the message writes and, for a
+    scene edit, puts the scene and the saved shape back as they were (read under the lock before the
+    message goes out): a shape saved and attached is written both or neither, even under SIGKILL.
     """
     written = _written(root, message)
     rewrites = [Path(os.path.realpath(path)) for path in written] if "scene_path" in message else []
     held = locks.hold(rewrites, deadline)
+    before = locks.snapshot(rewrites)
 
-    def release() -> None:
+    def release(answered: bool) -> None:
         try:
-            if not worker.alive and worker.pid is not None:
+            if not answered and worker.pid is not None:
                 locks.sweep(written, worker.pid)
+                locks.restore(before)
         finally:
             held.release()
 

@@ -107,3 +107,36 @@ def sweep(targets: Iterable[str], pid: int) -> list[str]:
             except FileNotFoundError:
                 pass
     return removed
+
+
+Snapshot = dict[Path, "bytes | None"]
+"""Files as they were: their bytes, or None for a file that did not exist."""
+
+
+def snapshot(paths: Iterable[Path]) -> Snapshot:
+    """Return the current bytes of each file (None where there is none)."""
+    taken: Snapshot = {}
+    for path in paths:
+        try:
+            taken[path] = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            taken[path] = None
+        except OSError:
+            continue  # a folder or an unreadable file: nothing the engine could have replaced
+    return taken
+
+
+def restore(taken: Snapshot) -> list[Path]:
+    """Put back every file that differs from `taken`, each atomically; return those put back."""
+    restored: list[Path] = []
+    for path, old in taken.items():
+        if snapshot([path]).get(path, old) == old:
+            continue
+        if old is None:
+            path.unlink(missing_ok=True)
+        else:
+            temp = path.with_name(f".{path.name}.bridge-{os.getpid()}.tmp")
+            temp.write_bytes(old)
+            os.replace(temp, path)
+        restored.append(path)
+    return restored

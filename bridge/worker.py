@@ -11,9 +11,9 @@ No call can hang. `send()` writes to the engine's stdin only what the pipe takes
 the rest to a writer thread, so it returns at once even when the engine stops reading; `receive()` waits on a deadline and kills the whole process tree when it passes. Output is
 read in bounded pieces, so a flood of chatter costs neither memory nor a stalled reply.
 
-A request may come with a `release` callback (the file locks its writes hold). It runs when the
-request's reply arrives or, if the engine dies first, once the engine is gone, so the caller can
-clean up after a killed write before anyone else may touch those files.
+A request may come with a `release` callback (the file locks its writes hold). It runs once: with
+True when the request's reply arrives, or with False once the engine is gone without answering, so
+the caller can clean up after a killed write before anyone else may touch those files.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ import psutil
 from .errors import EngineCrashed, InvalidRequest, Timeout
 
 Spawn = Callable[..., "subprocess.Popen[bytes]"]
-Release = Callable[[], None]
+Release = Callable[[bool], None]
+"""Called once per request with whether the engine answered it."""
 """Called once when the engine is done with a request: its reply arrived, or the engine is dead."""
 
 _TAIL_LINES = 30
@@ -231,7 +232,7 @@ class Worker:
                     self._put(b"%015d\n" % len(payload) + payload)
         finally:
             if not queued and release is not None:
-                release()
+                release(False)
         if not queued:
             raise self._crashed("before the request was sent")
         return seq
@@ -378,7 +379,7 @@ class Worker:
         if self._ready:
             release = self._releases.popleft() if self._releases else None
             if release is not None:
-                release()
+                release(True)
         self._ready = True
         self._replies.put(reply)
 
@@ -397,7 +398,7 @@ class Worker:
                 pending, self._releases = self._releases, collections.deque()
             for release in pending:
                 if release is not None:
-                    release()
+                    release(False)
         finally:
             try:
                 stream.close()

@@ -191,19 +191,20 @@ def test_requests_sent_ahead_are_answered_in_order(fake_godot: str) -> None:
 
 def test_engine_death_fails_every_pending_request_and_runs_every_release(fake_godot: str) -> None:
     worker = fake_worker(fake_godot)
-    released: list[str] = []
+    released: list[tuple[str, bool]] = []
     try:
         for kind in ["ok", "die", "ok"]:
-            worker.send({"material_type": kind}, release=lambda kind=kind: released.append(kind))
+            worker.send({"material_type": kind},
+                        release=lambda answered, kind=kind: released.append((kind, answered)))
         assert worker.receive(time.monotonic() + 5)["ok"] is True
         for _ in range(2):
             with pytest.raises(EngineCrashed):
                 worker.receive(time.monotonic() + 5)
         with pytest.raises(EngineCrashed):
-            worker.send({"material_type": "ok"}, release=lambda: released.append("late"))
+            worker.send({"material_type": "ok"}, release=lambda answered: released.append(("late", answered)))
     finally:
         worker.close()
-    assert sorted(released) == ["die", "late", "ok", "ok"]
+    assert released == [("ok", True), ("die", False), ("ok", False), ("late", False)]
 
 
 def test_close_is_bounded_even_when_the_engine_ignores_it(fake_godot: str,
@@ -216,3 +217,25 @@ def test_close_is_bounded_even_when_the_engine_ignores_it(fake_godot: str,
     worker.close()
     assert time.monotonic() - started < 10
     assert gone(pid) and not worker.alive
+
+
+class _DeadWorker:
+    pid = 2**22 + 17
+
+
+def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> None:
+    from bridge.api import hold_writes
+
+    scene, shape = project / "scenes" / "level.tscn", project / "shapes" / "s.tres"
+    message = {"op": "shape_create", "save_path": "res://shapes/s.tres", "scene_path": "res://scenes/level.tscn"}
+    original = scene.read_bytes()
+    for answered in (False, True):
+        release = hold_writes(_DeadWorker(), project, message, time.monotonic() + 5)  # type: ignore[arg-type]
+        shape.parent.mkdir(exist_ok=True)
+        shape.write_text("the engine saved this")
+        scene.write_bytes(original + b"\n; and edited this\n")
+        release(answered)
+        if answered:
+            assert shape.read_text() == "the engine saved this"
+        else:
+            assert not shape.exists() and scene.read_bytes() == original

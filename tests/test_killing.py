@@ -136,3 +136,57 @@ def test_random_kills_leave_every_file_old_or_new_and_complete(godot_bin: str, p
             assert reply["result"] == "ok", f"{path} after a kill does not load: {reply}"
             got = (reply["properties"]["resource_name"], reply["properties"]["roughness"])
             assert got in written[path], f"{path} holds content no request wrote"
+
+
+SCENE = """[gd_scene format=3]
+
+[node name="Root" type="Node3D"]
+
+[node name="Body" type="StaticBody3D" parent="."]
+
+[node name="Shape" type="CollisionShape3D" parent="Body"]
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_killed_save_and_attach_leaves_both_files_as_they_were(godot_bin: str, project: Path) -> None:
+    rng = random.Random(2)
+    scene, shape = project / "arena.tscn", project / "shapes" / "wall.tres"
+    scene.write_text(SCENE)
+
+    def attach(size: float) -> dict[str, Any]:
+        return {"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
+                "shape_params": {"size": [size, 1, 1]}, "save_path": "shapes/wall.tres",
+                "scene_path": "arena.tscn", "node_path": "Body/Shape"}
+
+    with Bridge(godot_bin, timeout=60) as bridge:
+        killer = Killer(project)
+        assert bridge.run(attach(1))["result"] == "ok"
+        started = time.monotonic()
+        for size in range(2, 12):
+            assert bridge.run(attach(size))["result"] == "ok"
+        span = (time.monotonic() - started) / 10
+        crashed = served = 0
+        while crashed < 20:
+            # A warm engine, so that the kill lands inside the edit and not in a start-up (a kill
+            # that fires as the previous request ends may still hit this read: read again).
+            read = {"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"}
+            while bridge.run(read)["result"] != "ok":
+                pass
+            before = (scene.read_bytes(), shape.read_bytes())
+            with killer.lock:
+                killer.request = served
+            timer = killer.arm(served, rng.uniform(0.0, 1.2) * span)
+            reply = bridge.run(attach(served + 20))
+            with killer.lock:
+                killer.request = -1
+            timer.cancel()
+            served += 1
+            if reply["result"] != "ok":
+                assert reply["error"]["code"] == "engine_crashed", reply
+                crashed += 1
+                assert (scene.read_bytes(), shape.read_bytes()) == before, "one file written without the other"
+                assert temps(project) == []
+        final = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "shapes/wall.tres"})
+    assert final["result"] == "ok"
+    assert f'path="res://shapes/wall.tres"' in scene.read_text()
