@@ -23,7 +23,6 @@ from .models import (
     ResourceDuplicate,
     ResourceRead,
     ShapeCreate,
-    StyleBoxCreate,
     parse_request,
 )
 from .worker import Release, Worker
@@ -218,14 +217,14 @@ class Bridge(EngineHost):
 
     def resource_read(self, project_path: str, resource_path: str, **fields: Any) -> dict[str, Any]:
         """Read a saved resource's properties."""
-        return self._typed(ResourceRead, project_path=project_path, resource_path=resource_path, **fields)
+        return self._typed("resource_read", project_path=project_path, resource_path=resource_path, **fields)
 
     def material_create(
         self, project_path: str, material_type: str, resource_path: str, **fields: Any
     ) -> dict[str, Any]:
         """Create a material and save it."""
         return self._typed(
-            MaterialCreate,
+            "material_create",
             project_path=project_path,
             material_type=material_type,
             resource_path=resource_path,
@@ -234,14 +233,14 @@ class Bridge(EngineHost):
 
     def shape_create(self, project_path: str, shape_type: str, **fields: Any) -> dict[str, Any]:
         """Create a collision shape; save it and/or assign it to a scene node."""
-        return self._typed(ShapeCreate, project_path=project_path, shape_type=shape_type, **fields)
+        return self._typed("shape_create", project_path=project_path, shape_type=shape_type, **fields)
 
     def style_box_create(
         self, project_path: str, style_type: str, resource_path: str, **fields: Any
     ) -> dict[str, Any]:
         """Create a UI style box and save it."""
         return self._typed(
-            StyleBoxCreate,
+            "style_box_create",
             project_path=project_path,
             style_type=style_type,
             resource_path=resource_path,
@@ -253,15 +252,14 @@ class Bridge(EngineHost):
     ) -> dict[str, Any]:
         """Copy a saved resource to a new file, with optional property overrides."""
         return self._typed(
-            ResourceDuplicate,
+            "resource_duplicate",
             project_path=project_path,
             source_path=source_path,
             dest_path=dest_path,
             **fields,
         )
 
-    def _typed(self, model: type[Request], **fields: Any) -> dict[str, Any]:
-        op = model.model_fields["op"].annotation.__args__[0]  # type: ignore[union-attr]
+    def _typed(self, op: str, **fields: Any) -> dict[str, Any]:
         reply = self.run({"op": op, **fields})
         if reply["result"] != "ok":
             raise from_wire(reply["error"])
