@@ -38,8 +38,8 @@ from .errors import EngineCrashed, InvalidRequest, Timeout
 
 Spawn = Callable[..., "subprocess.Popen[bytes]"]
 Release = Callable[[bool], None]
-"""Called once per request with whether the engine answered it."""
-"""Called once when the engine is done with a request: its reply arrived, or the engine is dead."""
+"""Called once per request when the engine is done with it: True when its reply arrived, False
+when the engine died (or was never reached) without answering."""
 
 _TAIL_LINES = 30
 _TAIL_CHARS = 400
