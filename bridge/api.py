@@ -424,8 +424,9 @@ def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
 def _echo(request: Any) -> dict[str, Any]:
     """The members every reply repeats from its request: op, id and the path key as written."""
     if isinstance(request, Request):
-        fields = request.model_dump(exclude_none=True)
+        # Only these members: dumping the model would copy every property value for each reply.
         keys = ["op", "id", *request.path_keys]
+        fields = {key: getattr(request, key) for key in keys}
     elif isinstance(request, dict):
         fields = request
         keys = ["op", "id", "resource_path", "path", "save_path"]
