@@ -96,9 +96,14 @@ def _run_version(path: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def _cache_file() -> Path:
+def cache_dir() -> Path:
+    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "godot-bridge" / "engines.json"
+    return Path(base) / "godot-bridge"
+
+
+def _cache_file() -> Path:
+    return cache_dir() / "engines.json"
 
 
 def _read_cache(cache: Path) -> dict[str, str]:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from .engine import cache_dir
 from .errors import Timeout
 
 _POLL = (0.001, 0.05)
@@ -30,8 +31,7 @@ _POLL = (0.001, 0.05)
 
 def lock_dir() -> Path:
     """Return the folder of the lock files: XDG_CACHE_HOME (or ~/.cache)/godot-bridge/locks."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "godot-bridge" / "locks"
+    return cache_dir() / "locks"
 
 
 class Held:
