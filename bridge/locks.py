@@ -127,16 +127,27 @@ def snapshot(paths: Iterable[Path]) -> Snapshot:
 
 
 def restore(taken: Snapshot) -> list[Path]:
-    """Put back every file that differs from `taken`, each atomically; return those put back."""
+    """Put back every file that differs from `taken`, each atomically; return those put back.
+
+    Best effort, and it never raises: it runs among the releases of a dead engine's requests,
+    and one file that cannot be put back (its folder removed meanwhile) must not stop the others.
+    """
     restored: list[Path] = []
     for path, old in taken.items():
         if snapshot([path]).get(path, old) == old:
             continue
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            temp = path.with_name(f".{path.name}.bridge-{os.getpid()}.tmp")
-            temp.write_bytes(old)
-            os.replace(temp, path)
+        temp = path.with_name(f".{path.name}.bridge-{os.getpid()}.tmp")
+        try:
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                temp.write_bytes(old)
+                os.replace(temp, path)
+        except OSError:
+            try:
+                temp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            continue
         restored.append(path)
     return restored

@@ -239,3 +239,19 @@ def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> N
             assert shape.read_text() == "the engine saved this"
         else:
             assert not shape.exists() and scene.read_bytes() == original
+
+
+def test_restore_puts_back_what_it_can_and_never_raises(tmp_path: Path) -> None:
+    from bridge import locks
+
+    gone, kept = tmp_path / "gone" / "a.tres", tmp_path / "b.tres"
+    gone.parent.mkdir()
+    gone.write_bytes(b"old a")
+    kept.write_bytes(b"old b")
+    taken = locks.snapshot([gone, kept])
+    gone.unlink()
+    gone.parent.rmdir()
+    kept.write_bytes(b"new b")
+    assert locks.restore(taken) == [kept]
+    assert kept.read_bytes() == b"old b"
+    assert [p.name for p in tmp_path.iterdir()] == ["b.tres"]
