@@ -126,7 +126,8 @@ def _run(args: argparse.Namespace) -> int:
     with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
                 auto_import=not args.no_import) as bridge:
         head_start.hand_to(bridge)
-        reply = _serve_line(bridge, text)
+        # The head start has parsed the request already; a text it could not parse gets its error here.
+        reply = bridge.run(head_start.raw) if isinstance(head_start.raw, dict) else _serve_line(bridge, text)
         _print(reply)
         # The engine is idle (a reply comes only after its files are in place); its orderly
         # shutdown would add ~0.1 s to every `run` and change nothing.
@@ -138,12 +139,13 @@ class _HeadStart:
     """Start the request's engine in the background while Python imports the request models."""
 
     def __init__(self, args: argparse.Namespace, text: str) -> None:
+        self.raw: Any = None
         self.root: Path | None = None
         self.worker: Worker | None = None
         self._thread: threading.Thread | None = None
         try:
-            raw = json.loads(text)
-            self.root = paths.project_root(raw["project_path"])
+            self.raw = json.loads(text)
+            self.root = paths.project_root(self.raw["project_path"])
             engine = engines.probe(engines.find_godot(args.godot))
         except (ValueError, TypeError, KeyError, RecursionError, BridgeError):
             # The request is served the ordinary way, which reports whatever is wrong.
