@@ -8,9 +8,11 @@ const Codec = preload("codec.gd")
 const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
 const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
 
-## infos() of a just-instantiated object, by class: the same for every fresh instance of a class,
-## and get_property_list() is the costliest call of a request (~0.2 ms for a StandardMaterial3D).
-static var _fresh_infos: Dictionary = {}
+## infos() of a just-instantiated object, by class: every instance of a class has these properties
+## (with these types), and get_property_list() is the costliest call of a request (~0.2 ms for a
+## StandardMaterial3D). An object's own extra properties (a shader's uniforms, a script's members)
+## are not among them; for those names apply() asks the object itself.
+static var _class_infos: Dictionary = {}
 ## ClassDB's default value of each property, by class then name.
 static var _defaults: Dictionary = {}
 
@@ -25,50 +27,60 @@ static func infos(target: Object) -> Dictionary:
 
 
 ## Convert and set every entry of `values` on `target`; `member` names the request member.
-## `fresh`: `target` was just instantiated from its class name and nothing was set on it yet.
-static func apply(target: Object, values: Dictionary, job: Job, member: String, fresh: bool = false) -> void:
-	if values.is_empty():
-		return
-	var known: Dictionary = _infos_of_fresh(target) if fresh else infos(target)
+## Return the values as set (name -> value), each read back once all are set, since setting one
+## property can reset another. Whether the engine will also save them is for check_stored() to
+## confirm, or for Saving.save(), which finds them in the file it writes.
+static func apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
 	var values_set: Dictionary = {}
+	if values.is_empty():
+		return values_set
+	var known: Dictionary = _infos_of_class(target)
+	var asked_object: bool = false
 	for name: Variant in values:
 		if typeof(name) != TYPE_STRING:
 			job.fail(Job.INVALID_REQUEST, "%s has a key that is not a string" % member, member)
-			return
+			return {}
 		if name in FORBIDDEN:
 			job.fail(Job.FORBIDDEN_PROPERTY, "%s may not set %s: it would attach code or move the file" % [member, name], member)
-			return
+			return {}
+		if not known.has(name) and not asked_object:
+			known = infos(target)
+			asked_object = true
 		if not known.has(name):
 			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())], member)
-			return
+			return {}
 		var where: String = "%s.%s" % [member, name]
 		var value: Variant = Codec.decode(values[name], known[name], target.get_class(), job, where)
 		if job.failed():
-			return
+			return {}
 		target.set(name, value)
 		if not same(target.get(name), value):
 			job.fail(Job.INVALID_VALUE, "%s: the engine did not accept %s for %s.%s (it reads back %s)" % [where, Codec.shown(values[name]), target.get_class(), name, JSON.stringify(Codec.encode(target.get(name), 0))], member)
-			return
+			return {}
 		values_set[name] = value
-	_check_kept(target, values_set, job, member)
-
-
-static func _infos_of_fresh(target: Object) -> Dictionary:
-	var cls: String = target.get_class()
-	if not _fresh_infos.has(cls):
-		_fresh_infos[cls] = infos(target)
-	return _fresh_infos[cls]
-
-
-## Fail unless every value set is still there and will be saved: setting one property can reset
-## another, or make the engine stop storing it (a value it would then silently drop).
-static func _check_kept(target: Object, values_set: Dictionary, job: Job, member: String) -> void:
-	var now: Dictionary = infos(target)
 	for name: String in values_set:
-		var kept: bool = same(target.get(name), values_set[name])
-		if not kept or not now.has(name) or now[name]["usage"] & PROPERTY_USAGE_STORAGE == 0:
-			var why: String = "another property reset it" if not kept else "the engine does not save it together with the other properties given"
-			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: %s" % [member, name, target.get_class(), name, why], member)
+		if not same(target.get(name), values_set[name]):
+			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: another property reset it" % [member, name, target.get_class(), name], member)
+			return {}
+	return values_set
+
+
+static func _infos_of_class(target: Object) -> Dictionary:
+	var cls: String = target.get_class()
+	if not _class_infos.has(cls):
+		_class_infos[cls] = infos(ClassDB.instantiate(cls)) if ClassDB.can_instantiate(cls) else {}
+	return _class_infos[cls]
+
+
+## Fail unless the engine saves each of `names` with `target` (setting one property can make the
+## engine stop storing another, which it would then silently drop).
+static func check_stored(target: Object, names: Array, job: Job, member: String) -> void:
+	if names.is_empty():
+		return
+	var now: Dictionary = infos(target)
+	for name: String in names:
+		if not now.has(name) or now[name]["usage"] & PROPERTY_USAGE_STORAGE == 0:
+			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: the engine does not save it together with the other properties given" % [member, name, target.get_class(), name], member)
 			return
 
 

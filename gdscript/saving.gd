@@ -3,6 +3,8 @@ extends RefCounted
 ## rename it over the target. A failure at any step leaves the target as it was and no temp file.
 
 const Job = preload("job.gd")
+const Props = preload("props.gd")
+const SceneText = preload("scene_text.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
 static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
@@ -11,8 +13,10 @@ static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^
 static var _project: DirAccess = DirAccess.open("res://")
 
 
-## Save `resource` as res:// `path`; `where` names the request member for errors.
-static func save(resource: Resource, path: String, job: Job, where: String) -> void:
+## Save `resource` as res:// `path`; `where` names the request member for errors. `values_set`
+## are the properties a request set (from request member `member`): the engine must have written
+## each of them, or the request fails with invalid_value and nothing is saved.
+static func save(resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = "") -> void:
 	var folder: String = path.get_base_dir()
 	var made: String = _make_folders(folder, job, where)
 	if job.failed():
@@ -23,13 +27,15 @@ static func save(resource: Resource, path: String, job: Job, where: String) -> v
 	var temp: String = temp_path(path)
 	var err: Error = ResourceSaver.save(resource, temp)
 	if err == OK:
-		err = _stamp_uids(temp, uid)
+		err = _check_and_stamp(temp, uid, resource, values_set, job, member)
 	if err == OK:
 		err = _project.rename(temp, path)
 	if err == OK:
 		return
 	DirAccess.remove_absolute(temp)
 	_remove_made(made, folder)
+	if job.failed():
+		return
 	if _project.dir_exists(path):
 		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
 	else:
@@ -74,8 +80,9 @@ static func uid_of(path: String) -> String:
 	return ""
 
 
-## Give the saved file its own uid and every external reference its target's uid.
-static func _stamp_uids(temp: String, uid: String) -> Error:
+## Confirm that the file saved at `temp` holds every value set, then give it its own uid and every
+## external reference its target's uid. FAILED once the job failed.
+static func _check_and_stamp(temp: String, uid: String, resource: Resource, values_set: Dictionary, job: Job, member: String) -> Error:
 	# One open both reads and rewrites the file (two opens cost a path walk each).
 	var file: FileAccess = FileAccess.open(temp, FileAccess.READ_WRITE)
 	if file == null:
@@ -83,6 +90,12 @@ static func _stamp_uids(temp: String, uid: String) -> Error:
 	var text: String = file.get_as_text()
 	if text.is_empty():
 		return ERR_FILE_CORRUPT
+	if not values_set.is_empty():
+		# A value the file lacks is one the engine does not store, or one equal to its default,
+		# which the saver leaves out: only for those is the object asked which it is.
+		Props.check_stored(resource, _unwritten(text, values_set.keys()), job, member)
+		if job.failed():
+			return FAILED
 	var newline: int = text.find("\n")
 	var header: String = _uid_attr.sub(text.substr(0, newline), "")
 	header = header.trim_suffix("]") + " uid=\"%s\"]" % uid
@@ -104,6 +117,20 @@ static func _stamp_uids(temp: String, uid: String) -> Error:
 		file.resize(stamped.size())
 	file.close()
 	return file.get_error() if file.get_error() != ERR_FILE_EOF else OK
+
+
+## Those of `names` that are not properties of the main resource in the .tres `text`.
+static func _unwritten(text: String, names: Array) -> Array:
+	var at: int = text.rfind("\n[resource]\n")
+	if at < 0:
+		return names
+	var section: String = text.substr(at + "\n[resource]".length())
+	if section.contains("\""):
+		# A string may span lines and hold one that reads like a property: scan the text properly.
+		var sections: Array[Dictionary] = SceneText.scan(text)
+		var written: Dictionary = sections[-1]["props"]
+		return names.filter(func(name: String) -> bool: return not written.has(name))
+	return names.filter(func(name: String) -> bool: return not section.contains("\n%s = " % name))
 
 
 ## Create missing folders up to `folder`; return the outermost one created ("" if none).

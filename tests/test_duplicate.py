@@ -125,3 +125,19 @@ def test_a_failing_duplicate_writes_nothing(
     assert reply["error"]["code"] == code, reply
     assert reply["error"]["field"] == field
     assert snapshot(project) == before
+
+
+def test_a_copy_of_a_shader_material_takes_overrides_of_its_uniforms(project: Path, bridge: Bridge) -> None:
+    made = bridge.run({"op": "material_create", "project_path": str(project), "resource_path": "s.tres",
+                       "material_type": "ShaderMaterial", "shader_path": "values/tinted.gdshader",
+                       "properties": {"shader_parameter/strength": 2}})
+    assert made["result"] == "ok", made
+    reply = bridge.run({"op": "resource_duplicate", "project_path": str(project), "source_path": "s.tres",
+                        "dest_path": "copies/s.tres",
+                        "property_overrides": {"shader_parameter/strength": 3, "shader_parameter/mode": "Soft"}})
+    assert reply["result"] == "ok", reply
+    copy = bridge.resource_read(str(project), "copies/s.tres", depth=0)["properties"]
+    assert copy["shader_parameter/strength"] == 3.0 and copy["shader_parameter/mode"] == 1
+    unknown = bridge.run({"op": "resource_duplicate", "project_path": str(project), "source_path": "s.tres",
+                          "dest_path": "copies/t.tres", "property_overrides": {"shader_parameter/nope": 1}})
+    assert unknown["error"]["code"] == "unknown_property"

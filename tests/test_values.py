@@ -89,3 +89,24 @@ def test_a_value_the_engine_would_not_save_is_refused(project: Path, bridge: Bri
     assert reply["error"]["code"] == "invalid_value"
     assert "normal_enabled" in reply["error"]["message"]
     assert snapshot(project) == before
+
+
+def test_a_value_equal_to_its_default_is_kept_though_the_file_leaves_it_out(project: Path, bridge: Bridge) -> None:
+    # The saver writes no property that holds its default: that is no value dropped.
+    made = bridge.run({"op": "material_create", "project_path": str(project), "resource_path": "d.tres",
+                       "material_type": "StandardMaterial3D", "properties": {"roughness": 1.0, "metallic": 0.5}})
+    assert made["result"] == "ok", made
+    assert "roughness" not in (project / "d.tres").read_text()
+    assert _read(bridge, project, "d.tres")["properties"] == {"metallic": 0.5}
+
+
+def test_a_text_that_looks_like_a_property_line_does_not_hide_a_dropped_value(project: Path, bridge: Bridge) -> None:
+    # The saved name spans two lines, the second reading "normal_enabled = true" as if it were stored.
+    before = snapshot(project)
+    reply = bridge.run({"op": "material_create", "project_path": str(project), "resource_path": "n.tres",
+                        "material_type": "StandardMaterial3D",
+                        "properties": {"resource_name": "x\nnormal_enabled = true",
+                                       "shading_mode": "SHADING_MODE_PER_VERTEX", "normal_enabled": True}})
+    assert reply["error"]["code"] == "invalid_value"
+    assert "normal_enabled" in reply["error"]["message"]
+    assert snapshot(project) == before

@@ -21,9 +21,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			job.fail(Job.INVALID_VALUE, "shader_path %s is a %s, not a shader" % [request["shader_path"], shader.get_class()], "shader_path")
 			return {}
 		material.set("shader", shader)
-	Props.apply(material, request.get("properties", {}), job, "properties", not request.has("shader_path"))
+	var values: Dictionary = Props.apply(material, request.get("properties", {}), job, "properties")
 	if not job.failed():
-		Saving.save(material, request["path"], job, "path")
+		Saving.save(material, request["path"], job, "path", values, "properties")
 	return {"type": type}
 
 

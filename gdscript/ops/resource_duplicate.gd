@@ -20,9 +20,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var copy: Resource = source.duplicate(false)
 	if request.get("deep_copy", false):
 		_embed_nested(copy, {})
-	Props.apply(copy, request.get("property_overrides", {}), job, "property_overrides")
+	var values: Dictionary = Props.apply(copy, request.get("property_overrides", {}), job, "property_overrides")
 	if not job.failed():
-		Saving.save(copy, request["dest_path"], job, "dest_path")
+		Saving.save(copy, request["dest_path"], job, "dest_path", values, "property_overrides")
 	return {"type": copy.get_class()}
 
 

@@ -16,24 +16,27 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		job.fail(Job.INVALID_TYPE, "shape_type %s is not a shape class the engine can create" % JSON.stringify(type), "shape_type")
 		return {}
 	var shape: Resource = ClassDB.instantiate(type)
-	Props.apply(shape, request.get("properties", {}), job, "properties", true)
+	var values: Dictionary = Props.apply(shape, request.get("properties", {}), job, "properties")
+	var saved: String = request.get("save_path", "")
+	if saved.is_empty():
+		# Saving.save() confirms from the file it writes that every value is stored; nothing else does.
+		Props.check_stored(shape, values.keys(), job, "properties")
 	var scene: SceneText = null
 	if not job.failed() and request.has("scene_path"):
 		scene = _target(request["scene_path"], request["node_path"], type, base, job)
 	if job.failed():
 		return {}
-	var saved: String = request.get("save_path", "")
 	if saved.is_empty():
 		if scene != null:
 			scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, "", ""), job, "scene_path")
 		return {}
 	if scene == null:
-		Saving.save(shape, saved, job, "save_path")
+		Saving.save(shape, saved, job, "save_path", values, "properties")
 		return {}
 	var before: PackedByteArray = FileAccess.get_file_as_bytes(saved) if FileAccess.file_exists(saved) else PackedByteArray()
 	var had_file: bool = FileAccess.file_exists(saved)
 	var missing_folder: String = _outermost_missing(saved.get_base_dir())
-	Saving.save(shape, saved, job, "save_path")
+	Saving.save(shape, saved, job, "save_path", values, "properties")
 	if job.failed():
 		return {}
 	scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, Saving.uid_of(saved)), job, "scene_path")

@@ -16,7 +16,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		job.fail(Job.INVALID_TYPE, "style_type %s is not one of %s" % [JSON.stringify(type), ", ".join(STYLE_TYPES)], "style_type")
 		return {}
 	var style_box: Resource = ClassDB.instantiate(type)
-	Props.apply(style_box, request.get("properties", {}), job, "properties", true)
+	var values: Dictionary = Props.apply(style_box, request.get("properties", {}), job, "properties")
 	if not job.failed():
-		Saving.save(style_box, request["path"], job, "path")
+		Saving.save(style_box, request["path"], job, "path", values, "properties")
 	return {"type": type}
