@@ -5,6 +5,7 @@ const Job = preload("job.gd")
 const Props = preload("props.gd")
 
 const _SCRIPT_TYPES: Array[String] = ["GDScript", "Script", "CSharpScript"]
+const _TEXT_TYPES: Array[String] = ["tres", "tscn"]
 static var _script_line: RegEx = RegEx.create_from_string("(?m)^script = |^\\[(ext|sub)_resource type=\"(GDScript|Script|CSharpScript)\"")
 static var _loadable: PackedStringArray = []
 static var _ext_path: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource [^\\n]*path=\"([^\"]+)\"")
@@ -61,12 +62,14 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
-	var unimported: String = _unimported(path)
+	# A text resource is read once, for both checks; the engine's dependency list would parse it again.
+	var text: String = FileAccess.get_file_as_string(path) if path.get_extension() in _TEXT_TYPES else ""
+	var unimported: String = _unimported(path, text)
 	if not unimported.is_empty():
 		job.fail(Job.NOT_IMPORTED, "%s: %s has not been imported by the engine (the project has no import data for it)" % [where, unimported], where)
 		return null
 	if not job.allow_scripts:
-		var carrier: String = script_carrier(path, {})
+		var carrier: String = script_carrier(path, {}, text)
 		if not carrier.is_empty():
 			job.fail(Job.UNSAFE_RESOURCE, "%s: %s carries a script (in %s); loading it would run code, so set allow_scripts: true if you trust it" % [where, path, carrier], where)
 			return null
@@ -77,10 +80,13 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 
 
 ## `path` or the first file it depends on that exists but that the engine cannot load before an
-## import (a .png with no import data, say), or "".
-static func _unimported(path: String) -> String:
+## import (a .png with no import data, say), or "". `text`: the file's text if it is a text resource.
+static func _unimported(path: String, text: String) -> String:
 	var candidates: Array[String] = [path]
-	if ResourceLoader.exists(path):
+	if not text.is_empty():
+		for found: RegExMatch in _ext_path.search_all(text):
+			candidates.append(found.get_string(1))
+	elif ResourceLoader.exists(path):
 		candidates.assign(Array(ResourceLoader.get_dependencies(path)).map(func(d: String) -> String: return d.get_slice("::", 2) if d.contains("::") else d))
 	for candidate: String in candidates:
 		if FileAccess.file_exists(candidate) and not ResourceLoader.exists(candidate) and not candidate.get_extension() in _loadable_extensions():
@@ -109,19 +115,21 @@ static func _load_error(path: String) -> Error:
 ## The file (this one or one it depends on) whose resources carry a script, or "".
 ## Scenes count too: loading a PackedScene loads its nodes' scripts, which runs their static
 ## initialisers (measured: a `static var` initialiser wrote a file when a .tscn was read).
-static func script_carrier(path: String, seen: Dictionary) -> String:
+## `text`: the file's text, when the caller has read it already.
+static func script_carrier(path: String, seen: Dictionary, text: String = "") -> String:
 	if seen.has(path):
 		return ""
 	seen[path] = true
 	if path.get_extension() in ["gd", "cs"]:
 		return ""
-	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
-	if path.get_extension() not in ["tres", "tscn"]:
+	if path.get_extension() not in _TEXT_TYPES:
+		var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
 		for marker: String in _SCRIPT_TYPES:
 			if bytes.get_string_from_ascii().contains(marker):
 				return path
 		return ""
-	var text: String = bytes.get_string_from_utf8()
+	if text.is_empty():
+		text = FileAccess.get_file_as_string(path)
 	if _script_line.search(text) != null:
 		return path
 	for found: RegExMatch in _ext_path.search_all(text):
