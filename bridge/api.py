@@ -90,15 +90,19 @@ class EngineHost:
                 self._engine = engines.probe(engines.find_godot(self._godot))
             return self._engine
 
-    def start_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
-        """Return a started worker with this host's settings (deadlines, wear limits, verbosity)."""
-        worker = Worker(
+    def make_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
+        """Return a worker, not started, with this host's settings (deadlines, wear limits, verbosity)."""
+        return Worker(
             argv_for_token,
             verbose=self.verbose,
             start_timeout=self.start_timeout,
             max_requests=self.max_requests,
             max_rss=self.max_rss,
         )
+
+    def start_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
+        """Return a started worker with this host's settings."""
+        worker = self.make_worker(argv_for_token)
         worker.start()
         return worker
 

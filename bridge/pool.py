@@ -1,16 +1,19 @@
 """Several warm workers for batch runs: replies in input order, same-file requests in order.
 
-Three kinds of thread share one lock. The feeder reads the input, validates each request and
-routes it to a slot; each slot owns one engine worker and keeps up to `window` requests in
-flight on it, so the engine never waits for Python; the caller's thread takes the replies in
-input order from `Pool.map()`.
+Two threads. The feeder only reads the input, which may block; the caller's thread, inside
+`map()`, does all the rest as one event loop: it turns requests into engine messages (decoding,
+validation, path checks) as fast as the engines take them, routes them to slots, keeps up to
+`window` requests in flight on each slot's engine, so the engine never waits for Python, polls
+every engine's pipes at once (bridge/worker.py `wait_any`), and yields the replies in input order.
+Python's work on a request all happens in that one thread: a second thread doing part of it
+would hold the interpreter lock just when a reply needs reading and an engine, more requests.
 
 Ordering. A worker serves its requests one after the other, so two requests that touch the same
 file keep their order when they go to the same worker. A request that writes a file goes where
 every earlier unfinished request touching that file went; a request that only reads a file goes
 where the unfinished writes of it went (reads of one file may overlap). When those are on two
-workers, the feeder waits until all but one have finished. A request's files are the res://
-paths of its engine message; files that a property value names are not tracked.
+workers, routing waits until all but one have finished. A request's files are the res:// paths
+of its engine message; files that a property value names are not tracked.
 
 Faults. When a worker crashes or runs past the deadline, the request it was serving gets the
 `engine_crashed` or `timeout` reply (as `Bridge` gives it), the worker is replaced, and the
@@ -24,11 +27,12 @@ by then; those that also needed the import are served again too.
 from __future__ import annotations
 
 import collections
+import os
+import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import engine as engines
@@ -48,12 +52,14 @@ from .api import (
 )
 from .errors import BridgeError, EngineCrashed, Skipped, Timeout
 from .models import AnyRequest, ResourceRead, parse_request
-from .worker import Worker
+from .worker import Worker, wait_any
 
 WINDOW = 16
 """Requests in flight per worker: enough queued engine work to cover Python's turn, no more."""
 WEAR_CHECK = 256
 """Sends between two checks of a worker's wear (measuring its memory costs a few system calls)."""
+IDLE_WAIT = 1.0
+"""Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
 _FILE_KEYS = ("path", "save_path", "scene_path", "source_path", "dest_path", "shader_path")
 _READ_KEYS = frozenset({"source_path", "shader_path"})
@@ -71,9 +77,36 @@ FileKey = tuple[Path, str]
 class _Job:
     index: int
     request: AnyRequest
+    root: Path
     message: dict[str, Any]
     files: list[tuple[FileKey, int]]
     sent_at: float = 0.0
+
+
+@dataclass
+class _Item:
+    """One input line as the feeder leaves it: an engine job, or already its reply."""
+
+    index: int
+    raw: Any
+    job: _Job | None = None
+    reply: dict[str, Any] | None = None
+
+
+@dataclass
+class _Feed:
+    """What the feeder hands to the loop; guarded by `lock`."""
+
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    items: collections.deque[str | dict[str, Any]] = field(default_factory=collections.deque)
+    total: int | None = None
+    failure: BaseException | None = None
+    taken: int = 0
+    """Replies the caller has taken: the feeder reads at most `limit` lines ahead of them."""
+    resume_at: int = sys.maxsize
+    """Replies taken at which the waiting feeder is woken: it then reads half a limit at once."""
+    loop_sleeps: bool = False
+    cancelled: bool = False
 
 
 class Pool(EngineHost):
@@ -115,173 +148,166 @@ class Pool(EngineHost):
         self.window = window
         self.stop_on_error = stop_on_error
         self._argv_for = argv_for
-        self._import_lock = threading.Lock()
         self._imports: dict[Path, int] = {}
         self._import_tried: set[Path] = set()
-        # One lock, two conditions: the caller waits for its next reply, the feeder for room, a
-        # turn or a file's previous request; a reply wakes only the one who can use it.
-        lock = threading.RLock()
-        self._cond = threading.Condition(lock)
-        self._feeder_cond = threading.Condition(lock)
         self._slots: dict[Path, list[_Slot]] = {}
         self._roots: dict[str, Path | BridgeError] = {}
         self._files: dict[FileKey, dict[_Slot, list[int]]] = {}
+        self._inputs: collections.deque[str | dict[str, Any]] = collections.deque()
+        self._read = 0
+        self._waiting: _Item | None = None
         self._results: dict[int, dict[str, Any]] = {}
-        self._admitted = 0
         self._next_out = 0
-        self._total: int | None = None
-        self._failure: BaseException | None = None
         self._stopped = False
         self._cancelled = False
-        self._feeder_waits: str | None = None
-        """What the feeder waits for: "room" (a reply taken by the caller), "finish" (a request done)."""
 
     def close(self) -> None:
-        """Stop every slot thread and engine process of the pool."""
-        with self._cond:
-            self._cancelled = True
-            slots = [slot for group in self._slots.values() for slot in group]
-            self._slots = {}
-            self._cond.notify_all()
-            self._feeder_cond.notify_all()
+        """Stop every engine process of the pool."""
+        slots = [slot for group in self._slots.values() for slot in group]
+        self._slots = {}
         for slot in slots:
             slot.stop()
 
     def workers(self) -> list[Worker]:
         """Return the engine workers running now."""
-        with self._cond:
-            slots = [slot for group in self._slots.values() for slot in group]
-        return [slot.worker for slot in slots if slot.worker is not None]
+        return [slot.worker for slot in self._all_slots() if slot.worker is not None]
 
-    # ----- the caller's side -----------------------------------------------------------------
+    def _all_slots(self) -> list[_Slot]:
+        return [slot for group in self._slots.values() for slot in group]
+
+    # ----- the caller's side: the event loop -------------------------------------------------
 
     def map(self, items: Iterable[str | dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """Yield the reply to each request (a JSON text or a decoded object), in input order."""
-        with self._cond:
-            # A run that was abandoned may still be draining; its replies must not mix in.
-            while any(slot.pending for group in self._slots.values() for slot in group):
-                self._cond.wait()
-            self._results.clear()
-            self._admitted = self._next_out = 0
-            self._total, self._failure = None, None
-            self._stopped = self._cancelled = False
-        feeder = threading.Thread(target=self._feed, args=(items,), name="pool-feeder", daemon=True)
+        self._results.clear()
+        self._inputs.clear()
+        self._read = 0
+        self._waiting = None
+        self._files.clear()
+        self._next_out = 0
+        self._stopped = self._cancelled = False
+        feed = _Feed()
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_read, False)
+        feeder = threading.Thread(target=self._feed, args=(items, feed, wake_write), name="pool-feeder", daemon=True)
         feeder.start()
         try:
             while True:
-                with self._cond:
-                    while self._next_out not in self._results:
-                        if self._total is not None and self._next_out >= self._total:
-                            if self._failure is not None:
-                                raise self._failure
-                            return
-                        self._cond.wait()
-                    # Take every reply that is ready at once: one lock round per burst, not per reply.
-                    ready = []
-                    while self._next_out in self._results:
-                        reply = self._results.pop(self._next_out)
-                        self._next_out += 1
-                        ready.append(reply)
-                        if self.stop_on_error and reply["result"] != "ok":
-                            self._stopped = True
-                    if self._feeder_waits == "room":
-                        self._feeder_cond.notify()
-                yield from ready
+                ended = self._take(feed)
+                self._dispatch(self._all_slots())
+                slots = self._all_slots()
+                for slot in slots:
+                    slot.fill()
+                ready = []
+                # No reply leaves while a scene edit is in flight: the caller may then stop taking
+                # replies for as long as it likes (a full output pipe), and the edit's lock, which
+                # other processes wait for, goes only once its reply is read.
+                while self._next_out in self._results and not any(slot.locking() for slot in slots):
+                    reply = self._results.pop(self._next_out)
+                    self._next_out += 1
+                    ready.append(reply)
+                    if self.stop_on_error and reply["result"] != "ok":
+                        self._stopped = True
+                if ready:
+                    with feed.lock:
+                        feed.taken = self._next_out
+                        if feed.taken >= feed.resume_at:
+                            feed.lock.notify()
+                    for reply in ready:
+                        yield reply
+                    continue
+                if ended and self._next_out >= self._read and not self._inputs and self._waiting is None:
+                    if feed.failure is not None:
+                        raise feed.failure
+                    return
+                self._wait(feed, wake_read, ended)
         finally:
-            with self._cond:
-                self._cancelled = True
-                self._cond.notify_all()
-                self._feeder_cond.notify_all()
+            with feed.lock:
+                feed.cancelled = True
+                feed.lock.notify()
+            self._cancelled = True
+            self._abandon()
+            feeder.join()
+            os.close(wake_read)
+            os.close(wake_write)
 
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""
         return self._next_out in self._results
 
-    # ----- the feeder ------------------------------------------------------------------------
+    def _take(self, feed: _Feed) -> bool:
+        """Take what the feeder has read; return whether the input ended."""
+        with feed.lock:
+            self._inputs.extend(feed.items)
+            feed.items.clear()
+            return feed.total is not None
 
-    def _feed(self, items: Iterable[str | dict[str, Any]]) -> None:
-        count = 0
-        try:
-            for item in items:
-                if not self._admit():
+    def _wait(self, feed: _Feed, wake: int, ended: bool) -> None:
+        """Wait for engine output, a deadline, or (while the input goes on) the feeder."""
+        slots = self._all_slots()
+        deadline = min((slot.deadline() for slot in slots if slot.inflight), default=None)
+        if not ended:
+            with feed.lock:
+                if feed.items or feed.total is not None:
                     return
-                self._route(count, item)
-                count += 1
-        except BaseException as exc:
-            # Raised again in the caller's thread, after the replies to what was read before it.
-            self._failure = exc
-        finally:
-            with self._cond:
-                self._total = count
-                self._cond.notify_all()
+                feed.loop_sleeps = True
+        if deadline is None:
+            deadline = time.monotonic() + IDLE_WAIT
+        woken = wait_any([slot.worker for slot in slots if slot.worker is not None], deadline,
+                         None if ended else wake)
+        if woken:
+            while len(os.read(wake, 4096)) == 4096:
+                pass
+        if not ended:
+            with feed.lock:
+                feed.loop_sleeps = False
+        now = time.monotonic()
+        for slot in slots:
+            slot.collect(now)
 
-    def _admit(self) -> bool:
-        # Bound the replies held for reordering, so memory stays flat on an endless input.
-        limit = max(256, 4 * self.jobs * self.window)
-        with self._cond:
-            while self._admitted - self._next_out >= limit and not self._cancelled:
-                self._wait_as_feeder("room")
-            self._admitted += 1
-            return not self._cancelled
+    def _abandon(self) -> None:
+        """Let the requests in flight finish (their files stay whole); send nothing more."""
+        for slot in self._all_slots():
+            slot.queue.clear()
+            while slot.inflight and slot.worker is not None:
+                wait_any([slot.worker], slot.deadline())
+                slot.collect(time.monotonic())
+        self._results.clear()
+        self._files.clear()
 
-    def _route(self, index: int, item: str | dict[str, Any]) -> None:
-        raw: Any = None
-        try:
-            raw = decode_request(item) if isinstance(item, str) else item
-            undecoded: BridgeError | None = None
-        except BridgeError as exc:
-            undecoded = exc
-        if self.stop_on_error:
-            self._await_turn(index)
-        if self._stopped:
-            self._finish(index, error_reply(raw, Skipped(_SKIPPED)))
-            return
-        if undecoded is not None:
-            self._finish(index, error_reply(None, undecoded))
-            return
-        try:
-            check_input(raw)
-            request = parse_request(raw)
-        except BridgeError as exc:
-            self._finish(index, error_reply(raw, exc))
-            return
-        try:
-            root = self._root(request.project_path)
-            message = engine_message(request, root)
-        except BridgeError as exc:
-            self._finish(index, error_reply(request, exc))
-            return
-        files = [
-            ((root, message[key]), _READ if key in _READ_KEYS or isinstance(request, ResourceRead) else _WRITE)
-            for key in _FILE_KEYS
-            if key in message
-        ]
-        job = _Job(index, request, message, files)
-        with self._cond:
-            slot = self._place(root, files)
-            while slot is None and not self._cancelled:
-                self._wait_as_feeder("finish")
-                slot = self._place(root, files)
-            if slot is None:
+    # ----- routing ---------------------------------------------------------------------------
+
+    def _dispatch(self, slots: list[_Slot]) -> None:
+        """Prepare and route requests until every engine has two windows of work in front of it."""
+        budget = 2 * self.window * max(len(slots), self.jobs)
+        queued = sum(slot.pending() for slot in slots)
+        while queued < budget:
+            if self._waiting is None:
+                if not self._inputs:
+                    return
+                self._waiting = self._prepare(self._read, self._inputs.popleft())
+                self._read += 1
+            item = self._waiting
+            if self.stop_on_error and self._next_out < item.index:
                 return
-            for key, kind in files:
-                self._files.setdefault(key, {}).setdefault(slot, [0, 0])[kind] += 1
-            slot.pending += 1
-        slot.inbox.put(job)
-
-    def _await_turn(self, index: int) -> None:
-        with self._cond:
-            while self._next_out < index and not self._cancelled:
-                self._wait_as_feeder("room")
-
-    def _wait_as_feeder(self, what: str) -> None:
-        """Wait for a reply to be taken ("room") or a request to finish ("finish") (lock held)."""
-        self._feeder_waits = what
-        self._feeder_cond.wait()
-        self._feeder_waits = None
+            if self._stopped or self._cancelled:
+                self._results[item.index] = error_reply(item.raw, Skipped(_SKIPPED))
+            elif item.job is None:
+                assert item.reply is not None
+                self._results[item.index] = item.reply
+            else:
+                job = item.job
+                slot = self._place(job.root, job.files)
+                if slot is None:
+                    return
+                for key, kind in job.files:
+                    self._files.setdefault(key, {}).setdefault(slot, [0, 0])[kind] += 1
+                slot.queue.append(job)
+                queued += 1
+            self._waiting = None
 
     def _place(self, root: Path, files: list[tuple[FileKey, int]]) -> _Slot | None:
-        """Return the slot for a request on these files, or None while it must wait (lock held)."""
+        """Return the slot for a request on these files, or None while it must wait."""
         after: set[_Slot] = set()
         for key, kind in files:
             for slot, uses in self._files.get(key, {}).items():
@@ -293,8 +319,73 @@ class Pool(EngineHost):
             return after.pop()
         group = self._slots.get(root)
         if group is None:
-            group = self._slots[root] = [_Slot(self, root, n) for n in range(self.jobs)]
-        return min(group, key=lambda slot: slot.pending)
+            group = self._slots[root] = [_Slot(self, root) for _ in range(self.jobs)]
+        return min(group, key=lambda slot: slot.pending())
+
+    def finish(self, job: _Job, reply: dict[str, Any], slot: _Slot) -> None:
+        """Record the reply to `job` and forget its files."""
+        self._results[job.index] = reply
+        for key, kind in job.files:
+            users = self._files.get(key)
+            if users is None:
+                continue
+            uses = users[slot]
+            uses[kind] -= 1
+            if not any(uses):
+                del users[slot]
+                if not users:
+                    del self._files[key]
+
+    # ----- the feeder ------------------------------------------------------------------------
+
+    def _feed(self, items: Iterable[str | dict[str, Any]], feed: _Feed, wake: int) -> None:
+        # Bound the requests read ahead of the replies taken, so memory stays flat on an endless input.
+        limit = max(256, 4 * self.jobs * self.window)
+        count = 0
+        try:
+            for item in items:
+                with feed.lock:
+                    if count - feed.taken >= limit:
+                        feed.resume_at = count - limit // 2
+                        while feed.taken < feed.resume_at and not feed.cancelled:
+                            feed.lock.wait()
+                        feed.resume_at = sys.maxsize
+                    if feed.cancelled:
+                        return
+                    feed.items.append(item)
+                    if feed.loop_sleeps:
+                        feed.loop_sleeps = False
+                        os.write(wake, b"\0")
+                count += 1
+        except BaseException as exc:
+            # Raised again in the caller's thread, after the replies to what was read before it.
+            feed.failure = exc
+        finally:
+            with feed.lock:
+                feed.total = count
+                if feed.loop_sleeps:
+                    os.write(wake, b"\0")
+
+    def _prepare(self, index: int, item: str | dict[str, Any]) -> _Item:
+        """Turn one input into its engine job, or into its error reply."""
+        raw: Any = None
+        try:
+            raw = decode_request(item) if isinstance(item, str) else item
+            check_input(raw)
+            request = parse_request(raw)
+        except BridgeError as exc:
+            return _Item(index, raw, reply=error_reply(raw, exc))
+        try:
+            root = self._root(request.project_path)
+            message = engine_message(request, root)
+        except BridgeError as exc:
+            return _Item(index, raw, reply=error_reply(request, exc))
+        files = [
+            ((root, message[key]), _READ if key in _READ_KEYS or isinstance(request, ResourceRead) else _WRITE)
+            for key in _FILE_KEYS
+            if key in message
+        ]
+        return _Item(index, raw, job=_Job(index, request, root, message, files))
 
     def _root(self, project_path: str) -> Path:
         known = self._roots.get(project_path)
@@ -310,30 +401,7 @@ class Pool(EngineHost):
             raise known
         return known
 
-    # ----- shared by the feeder and the slots ------------------------------------------------
-
-    def _finish(self, index: int, reply: dict[str, Any], job: _Job | None = None, slot: _Slot | None = None) -> None:
-        with self._cond:
-            if job is not None and slot is not None:
-                self._release(job, slot)
-            self._results[index] = reply
-            # Wake only who can use it: the caller waits for the next reply in order (or, after
-            # an abandoned run, for the requests still in flight), the feeder for a request to end.
-            if index == self._next_out or self._cancelled:
-                self._cond.notify_all()
-            if self._feeder_waits == "finish":
-                self._feeder_cond.notify()
-
-    def _release(self, job: _Job, slot: _Slot) -> None:
-        slot.pending -= 1
-        for key, kind in job.files:
-            users = self._files[key]
-            uses = users[slot]
-            uses[kind] -= 1
-            if not any(uses):
-                del users[slot]
-                if not users:
-                    del self._files[key]
+    # ----- workers ---------------------------------------------------------------------------
 
     def argv(self, root: Path, token: str) -> Sequence[str]:
         """Return the command line of a worker serving `root`."""
@@ -342,8 +410,10 @@ class Pool(EngineHost):
         return engines.worker_argv(self.engine(), root, token)
 
     def new_worker(self, root: Path) -> Worker:
-        """Return a started worker for `root`, configured as `Bridge` configures its own."""
-        return self.start_worker(lambda token: self.argv(root, token))
+        """Return a launched worker for `root`, configured as `Bridge` configures its own."""
+        worker = self.make_worker(lambda token: self.argv(root, token))
+        worker.launch()
+        return worker
 
     def imports(self, root: Path) -> int:
         """Return how many times the pool has imported `root` (workers started before are stale)."""
@@ -354,16 +424,15 @@ class Pool(EngineHost):
 
         Return whether to serve the request again, and why the import failed (None if it did not).
         """
-        with self._import_lock:
-            if self.imports(root) > seen:
-                return True, None
-            if not self.auto_import or root in self._import_tried:
-                return False, None
-            self._import_tried.add(root)
-            failure = self.import_assets(root)
-            if failure is None:
-                self._imports[root] = self.imports(root) + 1
-            return failure is None, failure
+        if self.imports(root) > seen:
+            return True, None
+        if not self.auto_import or root in self._import_tried:
+            return False, None
+        self._import_tried.add(root)
+        failure = self.import_assets(root)
+        if failure is None:
+            self._imports[root] = self.imports(root) + 1
+        return failure is None, failure
 
     def skipping(self) -> bool:
         """Return whether requests not yet sent are to be skipped (after an error, or abandoned)."""
@@ -371,91 +440,82 @@ class Pool(EngineHost):
 
 
 class _Slot:
-    """One worker and the thread that keeps its window of requests full."""
+    """One worker and the requests routed to it: queued, then in flight (at most `window`)."""
 
-    def __init__(self, pool: Pool, root: Path, number: int) -> None:
+    def __init__(self, pool: Pool, root: Path) -> None:
         self.pool = pool
         self.root = root
-        self.pending = 0
-        self.inbox: SimpleQueue[_Job | None] = SimpleQueue()
         self.worker: Worker | None = None
-        self._retry: collections.deque[_Job] = collections.deque()
-        self._inflight: collections.deque[_Job] = collections.deque()
+        self.queue: collections.deque[_Job] = collections.deque()
+        self.inflight: collections.deque[_Job] = collections.deque()
         self._idle_since = 0.0
         self._imports_seen = 0
         self._sends = 0
-        self._thread = threading.Thread(target=self._serve, name=f"pool-slot-{number}", daemon=True)
-        self._thread.start()
+
+    def pending(self) -> int:
+        """Return how many requests the slot has not answered yet."""
+        return len(self.queue) + len(self.inflight)
+
+    def locking(self) -> bool:
+        """Return whether a request in flight holds file locks: a scene edit, sent only to an idle engine."""
+        return bool(self.inflight) and "scene_path" in self.inflight[0].message
+
+    def deadline(self) -> float:
+        """Return when the request the engine is serving now runs out of time."""
+        worker = self.worker
+        if worker is not None and not worker.ready:
+            return worker.start_deadline
+        return max(self.inflight[0].sent_at, self._idle_since) + self.pool.timeout
 
     def stop(self) -> None:
-        """Stop the slot's engine and end its thread."""
-        self.inbox.put(None)
-        worker = self.worker
-        if worker is not None and self.pending:
-            # The engine serves what it already has, then sees its input end; a slot thread
-            # waiting for a reply is released either way, without waiting for the deadline.
+        """Stop the slot's engine."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        if self.inflight:
+            # The engine serves what it already has, then sees its input end.
             worker.close()
-        elif worker is not None:
+        else:
             # Idle, so every file it wrote is in place (a reply comes only after that); its
             # orderly exit would add ~0.1 s to the end of every batch and change nothing.
             worker.kill()
-        self._thread.join()
-        self._drop_worker()
 
-    def _serve(self) -> None:
-        while self._fill():
-            if self._inflight:
-                self._receive()
-        while self._inflight:
-            self._receive()
-        for job in self._retry:
-            self._finish(job, error_reply(job.request, Skipped("skipped: the batch was stopped")))
-
-    def _fill(self) -> bool:
-        """Send requests until the window is full; return False once the slot is to stop."""
-        while len(self._inflight) < self.pool.window:
-            if self._retry:
-                job = self._retry.popleft()
-            elif self._inflight and self.inbox.empty():
-                return True
-            else:
-                got = self.inbox.get()
-                if got is None:
-                    return False
-                job = got
+    def fill(self) -> None:
+        """Send queued requests until the window is full."""
+        while self.queue and len(self.inflight) < self.pool.window:
+            job = self.queue[0]
             if self.pool.skipping():
-                self._finish(job, error_reply(job.request, Skipped(_SKIPPED)))
+                self.queue.popleft()
+                self.pool.finish(job, error_reply(job.request, Skipped(_SKIPPED)), self)
                 continue
+            if self.inflight and ("scene_path" in job.message or not self._usable()):
+                # A scene edit waits for its lock, which the replies in flight may hold; a dead,
+                # stale or worn-out worker is replaced once the requests in flight are answered.
+                return
             if not self._send(job):
-                return True
-        return True
+                return
 
     def _send(self, job: _Job) -> bool:
-        """Send one request; return False to first take the replies in flight."""
-        # Decided once: a worker that dies between two looks must not be replaced under
-        # requests still in flight on it.
-        usable = self._usable()
-        if self._inflight and not usable:
-            # Dead (the crash reply goes to the request it was serving), stale or worn out:
-            # the replacement comes once the requests in flight are answered.
-            self._retry.appendleft(job)
-            return False
+        """Send the head of the queue; return False to first take the replies in flight."""
         try:
-            worker = self.worker if usable and self.worker is not None else self._replace_worker()
+            worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
             release = hold_writes(worker, self.root, job.message, time.monotonic() + self.pool.timeout)
-            job.sent_at = time.monotonic()
             worker.send(job.message, release=release)
         except EngineCrashed as exc:
-            if self._inflight:
-                self._retry.appendleft(job)
+            if self.inflight:
                 return False
+            self.queue.popleft()
             self._drop_worker()
-            self._finish(job, error_reply(job.request, exc))
+            self.pool.finish(job, error_reply(job.request, exc), self)
+            return True
         except BridgeError as exc:
-            self._finish(job, error_reply(job.request, exc))
-        else:
-            self._inflight.append(job)
-            self._sends += 1
+            self.queue.popleft()
+            self.pool.finish(job, error_reply(job.request, exc), self)
+            return True
+        self.queue.popleft()
+        job.sent_at = time.monotonic()
+        self.inflight.append(job)
+        self._sends += 1
         return True
 
     def _usable(self) -> bool:
@@ -464,30 +524,36 @@ class _Slot:
             return False
         return self._sends % WEAR_CHECK != 0 or not worker.worn_out()
 
-    def _receive(self) -> None:
-        head = self._inflight[0]
-        assert self.worker is not None
-        deadline = max(head.sent_at, self._idle_since) + self.pool.timeout
-        try:
-            answer = self.worker.receive(deadline)
-        except (Timeout, EngineCrashed) as exc:
-            self._inflight.popleft()
-            self._finish(head, error_reply(head.request, exc))
-            # The engine serves in order, so the requests behind the failed one never started.
-            self._retry.extendleft(reversed(self._inflight))
-            self._inflight.clear()
-            self._drop_worker()
+    def collect(self, now: float) -> None:
+        """Take the replies the engine sent; fail the request it was serving if it died or ran out of time."""
+        worker = self.worker
+        if worker is None:
             return
-        self._inflight.popleft()
-        self._idle_since = time.monotonic()
-        if (answer.get("error") or {}).get("code") == "not_imported":
-            again, failure = self.pool.import_for(self.root, self._imports_seen)
-            if again:
-                self._retry.append(head)
-                return
-            if failure is not None:
-                answer["error"]["message"] += f"; {failure}"
-        self._finish(head, engine_reply(head.request, answer))
+        again: list[_Job] = []
+        while (answer := worker.take()) is not None:
+            job = self.inflight.popleft()
+            self._idle_since = now
+            if (answer.get("error") or {}).get("code") == "not_imported":
+                retry, failure = self.pool.import_for(self.root, self._imports_seen)
+                if retry:
+                    again.append(job)
+                    continue
+                if failure is not None:
+                    answer["error"]["message"] += f"; {failure}"
+            self.pool.finish(job, engine_reply(job.request, answer), self)
+        self.queue.extendleft(reversed(again))
+        if not self.inflight:
+            if worker.ended:
+                self._drop_worker()
+            return
+        if worker.ended or now >= self.deadline():
+            head = self.inflight.popleft()
+            error = worker.crash() if worker.ended else worker.expire()
+            self.pool.finish(head, error_reply(head.request, error), self)
+            # The engine serves in order, so the requests behind the failed one never started.
+            self.queue.extendleft(reversed(self.inflight))
+            self.inflight.clear()
+            self._drop_worker()
 
     def _replace_worker(self) -> Worker:
         self._drop_worker()
@@ -501,6 +567,3 @@ class _Slot:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.close()
-
-    def _finish(self, job: _Job, reply: dict[str, Any]) -> None:
-        self.pool._finish(job.index, reply, job, self)

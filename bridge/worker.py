@@ -7,13 +7,16 @@ stays buffered when a project sets `flush_stdout_on_print` off. The token is ran
 nothing a project script or the engine prints can be taken for a reply; everything else read from
 either stream is chatter, kept as a short tail for error messages and echoed only when verbose.
 
-No call can hang. `send()` writes to the engine's stdin only what the pipe takes at once and leaves
-the rest to a writer thread, so it returns at once even when the engine stops reading; `receive()` waits on a deadline and kills the whole process tree when it passes. Output is
-read in bounded pieces, so a flood of chatter costs neither memory nor a stalled reply.
+No threads, and no call that can hang. The engine's three pipes are non-blocking. `send()` writes
+what the engine's input takes at once and queues the rest; whoever waits for a reply (`receive()`,
+or a pool waiting on several workers at once with `wait_any()`) polls the pipes, writes what is
+queued, reads what the engine printed, and kills the whole process tree when the deadline passes.
+Output is read in bounded pieces, so a flood of chatter costs neither memory nor a stalled reply.
+One thread uses a worker at a time.
 
 A request may come with a `release` callback (the file locks its writes hold). It runs once: with
-True when the request's reply arrives, or with False once the engine is gone without answering, so
-the caller can clean up after a killed write before anyone else may touch those files.
+True when the request's reply is read, or with False once the engine is found gone without
+answering, so the caller can clean up after a killed write before anyone else may touch those files.
 """
 
 from __future__ import annotations
@@ -21,16 +24,14 @@ from __future__ import annotations
 import collections
 import json
 import os
-import queue
 import re
 import secrets
 import select
 import signal
 import subprocess
 import sys
-import threading
 import time
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any, Callable, Iterable, Sequence
 
 import psutil
 
@@ -44,14 +45,13 @@ when the engine died (or was never reached) without answering."""
 _TAIL_LINES = 30
 _TAIL_CHARS = 400
 _PIECE = 1 << 20
-"""Longest piece of one output line read at once: a line without end costs no more memory."""
+"""Longest piece of output kept while waiting for its line to end: a line without end costs no more memory."""
+_READ = 1 << 18
+"""Bytes read from one pipe at once."""
 _HEAD = re.compile(rb" (\d{1,15}) ")
+_HEAD_MAX = 18
 _STOP_WAIT = 2.0
 _DEBUG = os.environ.get("GODOT_BRIDGE_DEBUG") == "1"
-
-
-class _Closed:
-    """Marks the end of the reply stream."""
 
 
 class Worker:
@@ -73,6 +73,7 @@ class Worker:
         max_rss: int | None = None,
     ) -> None:
         self.token = secrets.token_hex(16)
+        self._marker = self.token.encode("ascii")
         self._argv = list(argv_for_token(self.token))
         self._start_timeout = start_timeout
         self._verbose = verbose
@@ -80,19 +81,23 @@ class Worker:
         self._log = log if log is not None else sys.stderr
         self._max_requests = max_requests
         self._max_rss = max_rss
-        self._replies: queue.SimpleQueue[dict[str, Any] | _Closed] = queue.SimpleQueue()
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._writer_busy = False
-        self._input: int | None = None
+        self._replies: collections.deque[dict[str, Any]] = collections.deque()
         self._releases: collections.deque[Release | None] = collections.deque()
-        self._sending = threading.Lock()
+        self._unsent: collections.deque[memoryview] = collections.deque()
+        self._input: IO[bytes] | None = None
+        self._outputs: dict[int, IO[bytes]] = {}
+        self._reply_fd = -1
+        self._scan = b""
+        self._body: list[bytes] = []
+        self._need = 0
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
-        self._threads: list[threading.Thread] = []
-        self._ready = False
+        self._closing = False
         self._ended = False
         self._seq = 0
         self._dead: str | None = None
         self._process: psutil.Process | None = None
+        self.ready = False
+        self.start_deadline = 0.0
         self.served = 0
         self.version = ""
         self.proc: subprocess.Popen[bytes] | None = None
@@ -101,6 +106,19 @@ class Worker:
 
     def start(self) -> None:
         """Spawn the engine and wait, within the start-up deadline, for its ready message."""
+        self.launch()
+        while not self.ready:
+            if self._ended:
+                raise self.crash()
+            if time.monotonic() >= self.start_deadline:
+                raise self.expire()
+            wait_any([self], self.start_deadline)
+
+    def launch(self) -> None:
+        """Spawn the engine without waiting; `ready` turns True once its ready message is read.
+
+        Requests may be sent at once: the engine reads them when it is ready.
+        """
         try:
             self.proc = self._spawn(
                 self._argv,
@@ -113,24 +131,26 @@ class Worker:
             raise EngineCrashed(f"the engine could not be started ({self._argv[0]}): {exc}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         assert self.proc.stderr is not None
-        self._input = self.proc.stdin.fileno()
-        os.set_blocking(self._input, False)
-        for target, stream in (
-            (self._read_replies, self.proc.stderr),
-            (self._drain, self.proc.stdout),
-            (self._write, self.proc.stdin),
-        ):
-            thread = threading.Thread(target=target, args=(stream,), daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        try:
-            ready = self.receive(time.monotonic() + self._start_timeout, starting=True)
-        except Timeout:
-            raise EngineCrashed(
-                f"the engine (pid {self.pid}) did not become ready within {self._start_timeout:g} s"
-                f"{self._tail_text()}"
-            ) from None
-        self.version = str(ready.get("version", ""))
+        self.start_deadline = time.monotonic() + self._start_timeout
+        self._input = self.proc.stdin
+        self._reply_fd = self.proc.stderr.fileno()
+        self._outputs = {self.proc.stdout.fileno(): self.proc.stdout, self._reply_fd: self.proc.stderr}
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+
+    def expire(self) -> EngineCrashed | Timeout:
+        """Kill the engine for running past a deadline; return the error that says so."""
+        self._dead = self._dead or "timed out"
+        self.kill()
+        if not self.ready:
+            return EngineCrashed(
+                f"the engine (pid {self.pid}) did not become ready within {self._start_timeout:g} s{self._tail_text()}"
+            )
+        return Timeout(f"the engine (pid {self.pid}) did not answer in time; it was killed and will be replaced")
+
+    def crash(self) -> EngineCrashed:
+        """Return the error of an engine that is gone: its pid, exit status and last output."""
+        return self._crashed("while serving the request" if self.ready else "during start-up")
 
     @property
     def pid(self) -> int | None:
@@ -140,7 +160,12 @@ class Worker:
     @property
     def alive(self) -> bool:
         """Return whether the engine can take another request."""
-        return self.proc is not None and self._dead is None and self.proc.poll() is None
+        return self.proc is not None and self._dead is None and not self._ended and self.proc.poll() is None
+
+    @property
+    def ended(self) -> bool:
+        """Return whether the engine is gone and every reply it sent has been read."""
+        return self._ended
 
     def rss(self) -> int:
         """Return the resident memory of the engine process, in bytes (0 once it is gone)."""
@@ -166,51 +191,61 @@ class Worker:
             return
         self._dead = self._dead or "closed"
         if proc.poll() is None:
-            self._outbox.put(None)
-            try:
-                proc.wait(_STOP_WAIT)
-            except subprocess.TimeoutExpired:
+            # The engine serves what it was sent, then sees its input end and quits.
+            self._closing = True
+            self._flush()
+            if not self._drain(time.monotonic() + _STOP_WAIT):
                 try:
                     proc.terminate()
-                    proc.wait(_STOP_WAIT)
-                except (OSError, subprocess.TimeoutExpired):
+                except OSError:
                     pass
+                self._drain(time.monotonic() + _STOP_WAIT)
         self.kill()
 
     def kill(self) -> None:
-        """Kill the engine and every process it started, then wait for its streams to end."""
+        """Kill the engine and every process it started, then read what it left in its pipes."""
         proc = self.proc
         if proc is None:
             return
         self._dead = self._dead or "killed"
-        if proc.returncode is None:
+        self._kill_tree()
+        self._drain(time.monotonic() + _STOP_WAIT)
+        for fd in list(self._outputs):
+            # Held open by a process that escaped the kill: stop listening to it.
+            self._end_output(fd)
+        self._close_input()
+
+    def _kill_tree(self) -> None:
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        try:
+            children = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.Error:
+            children = []
+        for victim in children:
             try:
-                children = psutil.Process(proc.pid).children(recursive=True)
+                victim.kill()
             except psutil.Error:
-                children = []
-            for victim in children:
-                try:
-                    victim.kill()
-                except psutil.Error:
-                    pass
-            try:
-                proc.kill()
-                # The engine leads its own session: this reaches children that left the tree too.
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
                 pass
-            # Only Popen may reap the engine itself, or its exit status would be lost.
-            psutil.wait_procs(children, timeout=_STOP_WAIT)
+        try:
+            proc.kill()
+            # The engine leads its own session: this reaches children that left the tree too.
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        # Only Popen may reap the engine itself, or its exit status would be lost.
+        psutil.wait_procs(children, timeout=_STOP_WAIT)
         try:
             proc.wait(_STOP_WAIT)
         except subprocess.TimeoutExpired:
             pass
-        self._outbox.put(None)
-        # The reply reader runs the pending releases before it ends; wait for it, bounded, so
-        # whoever sees this worker dead also sees its files cleaned up.
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(_STOP_WAIT)
+
+    def _drain(self, deadline: float) -> bool:
+        """Read the engine's output until it ends or `deadline` passes; return whether it ended."""
+        while self._outputs and time.monotonic() < deadline:
+            wait_any([self], deadline)
+        return not self._outputs
 
     # ----- messages --------------------------------------------------------------------------
 
@@ -220,37 +255,21 @@ class Worker:
         Never blocks: an engine that does not read shows up as a timeout in `receive()`.
         `release` runs when the engine is done with this request (see the module docstring).
         """
-        queued = False
-        try:
-            with self._sending:
-                if not self._ended and self.alive:
-                    seq = self._seq + 1
-                    payload = self._encode(message, seq)
-                    self._seq = seq
-                    self._releases.append(release)
-                    queued = True
-                    self._put(b"%015d\n" % len(payload) + payload)
-        finally:
-            if not queued and release is not None:
+        if self._closing or self._input is None or not self.alive:
+            if release is not None:
                 release(False)
-        if not queued:
             raise self._crashed("before the request was sent")
-        return seq
-
-    def _put(self, data: bytes) -> None:
-        """Write `data` to the engine if the pipe takes all of it now, else queue the rest (lock held)."""
-        if not self._writer_busy and self._input is not None:
-            # Written here, a request costs no hand-off to the writer thread.
-            try:
-                written = os.write(self._input, data)
-            except OSError:
-                # A full pipe, or an engine gone: the writer thread waits, or finds out why.
-                written = 0
-            if written == len(data):
-                return
-            data = data[written:]
-            self._writer_busy = True
-        self._outbox.put(data)
+        try:
+            payload = self._encode(message, self._seq + 1)
+        except InvalidRequest:
+            if release is not None:
+                release(False)
+            raise
+        self._seq += 1
+        self._releases.append(release)
+        self._unsent.append(memoryview(b"%015d\n" % len(payload) + payload))
+        self._flush()
+        return self._seq
 
     def _encode(self, message: dict[str, Any], seq: int) -> bytes:
         try:
@@ -261,23 +280,24 @@ class Worker:
             self._log.write(f"[bridge -> {self.pid}] {payload[:2000].decode('utf-8', 'replace')}\n")
         return payload
 
-    def receive(self, deadline: float, *, starting: bool = False) -> dict[str, Any]:
+    def take(self) -> dict[str, Any] | None:
+        """Return the next reply already read, or None."""
+        if not self._replies:
+            return None
+        self.served += 1
+        return self._replies.popleft()
+
+    def receive(self, deadline: float) -> dict[str, Any]:
         """Return the next reply, or raise Timeout (engine killed) or EngineCrashed."""
-        remaining = deadline - time.monotonic()
-        try:
-            item = self._replies.get(timeout=max(remaining, 0.0))
-        except queue.Empty:
-            self._dead = self._dead or "timed out"
-            self.kill()
-            raise Timeout(
-                f"the engine (pid {self.pid}) did not answer in time; it was killed and will be replaced"
-            ) from None
-        if isinstance(item, _Closed):
-            self._replies.put(item)
-            raise self._crashed("during start-up" if starting else "while serving the request")
-        if not starting:
-            self.served += 1
-        return item
+        while not self._replies:
+            if self._ended:
+                raise self.crash()
+            if time.monotonic() >= deadline:
+                raise self.expire()
+            wait_any([self], deadline)
+        reply = self.take()
+        assert reply is not None
+        return reply
 
     def call(self, message: dict[str, Any], timeout: float, *, release: Release | None = None) -> dict[str, Any]:
         """Send one request and return its reply within `timeout` seconds."""
@@ -291,141 +311,166 @@ class Worker:
                 "was killed and the next request gets a fresh one"
             ) from None
 
-    # ----- streams ---------------------------------------------------------------------------
+    # ----- pipes -----------------------------------------------------------------------------
 
-    def _write(self, stdin: IO[bytes]) -> None:
-        fd = stdin.fileno()
-        try:
-            while (data := self._outbox.get()) is not None:
-                while data:
-                    select.select([], [fd], [])
-                    try:
-                        data = data[os.write(fd, data) :]
-                    except BlockingIOError:
-                        pass
-                with self._sending:
-                    self._writer_busy = not self._outbox.empty()
-        except (OSError, ValueError):
-            proc = self.proc
+    def _flush(self) -> None:
+        """Write as much of the queued input as the engine's pipe takes now."""
+        while self._unsent and self._input is not None:
+            data = self._unsent[0]
             try:
-                if proc is not None:
-                    proc.wait(_STOP_WAIT / 4)
-            except subprocess.TimeoutExpired:
-                # Alive but its input is closed: it can never get another request.
-                self._dead = self._dead or "it closed its input"
-                self.kill()
-        finally:
-            # Under the send lock: `send()` must never write to the number of a closed descriptor.
-            with self._sending:
-                self._input = None
-                try:
-                    stdin.close()
-                except (OSError, ValueError):
-                    pass
+                written = os.write(self._input.fileno(), data)
+            except BlockingIOError:
+                return
+            except (OSError, ValueError):
+                self._input_lost()
+                return
+            if written == len(data):
+                self._unsent.popleft()
+            else:
+                self._unsent[0] = data[written:]
+        if self._closing:
+            self._close_input()
 
-    def _read_replies(self, stream: IO[bytes]) -> None:
-        marker = self.token.encode("ascii")
-        carry = b""
+    def _input_lost(self) -> None:
+        self._unsent.clear()
+        self._close_input()
+        proc = self.proc
         try:
-            while piece := stream.readline(_PIECE):
-                line, carry = carry + piece, b""
-                at = line.find(marker)
-                if at < 0:
-                    if not line.endswith(b"\n"):
-                        # A piece of a longer line: its end may hold the start of a token.
-                        line, carry = line[: -len(marker)], line[-len(marker) :]
-                    self._chatter(line)
-                    continue
-                self._chatter(line[:at])
-                reply = self._frame(line[at + len(marker) :], stream)
-                if reply is None:
-                    self._dead = self._dead or "it sent a garbled reply"
-                    break
-                self._deliver(reply)
-        except (OSError, ValueError):
-            pass
-        finally:
-            self._chatter(carry)
-            self._finish(stream)
+            if proc is not None:
+                proc.wait(_STOP_WAIT / 4)
+        except subprocess.TimeoutExpired:
+            # Alive but its input is closed: it can never get another request.
+            self._dead = self._dead or "it closed its input"
+            self._kill_tree()
 
-    def _frame(self, head: bytes, stream: IO[bytes]) -> dict[str, Any] | None:
-        if b"\n" not in head and len(head) < 32:
-            head += stream.readline(32)
-        match = _HEAD.match(head)
-        if match is None:
-            return None
-        size = int(match[1])
-        body = head[match.end() :]
-        if len(body) < size:
-            body += stream.read(size - len(body))
-            if len(body) < size:
-                return None
-            after = stream.readline(_PIECE)
-        else:
-            after = body[size:]
-        if after.strip():
-            self._chatter(after)
+    def _close_input(self) -> None:
+        stream, self._input = self._input, None
+        if stream is not None:
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, _READ)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._end_output(fd)
+        elif fd == self._reply_fd:
+            self._parse(data)
+        elif self._verbose:
+            self._chatter(data, keep=False)
+
+    def _end_output(self, fd: int) -> None:
+        stream = self._outputs.pop(fd, None)
+        if stream is not None:
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+        if fd == self._reply_fd:
+            self._reply_stream_ended()
+
+    def _reply_stream_ended(self) -> None:
+        """Make sure the engine is gone, then release the requests it never answered."""
+        self._reply_fd = -1
+        self._chatter(self._scan)
+        self._scan = b""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.wait(_STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                self._dead = self._dead or "it closed its output"
+                self._kill_tree()
+        self._ended = True
+        pending, self._releases = self._releases, collections.deque()
+        for release in pending:
+            if release is not None:
+                release(False)
+
+    # ----- the reply stream ------------------------------------------------------------------
+
+    def _parse(self, data: bytes) -> None:
+        while data and self._reply_fd >= 0:
+            if self._need:
+                piece = data[: self._need]
+                self._body.append(piece)
+                self._need -= len(piece)
+                data = data[len(piece) :]
+                if not self._need:
+                    body, self._body = b"".join(self._body), []
+                    self._frame(body)
+                continue
+            scan, self._scan = self._scan + data, b""
+            data = b""
+            at = scan.find(self._marker)
+            if at < 0:
+                cut = scan.rfind(b"\n") + 1
+                rest = scan[cut:]
+                if len(rest) > _PIECE:
+                    # A piece of a longer line: its end may hold the start of a token.
+                    cut, rest = len(scan) - len(self._marker), scan[-len(self._marker) :]
+                self._chatter(scan[:cut])
+                self._scan = rest
+                return
+            self._chatter(scan[:at])
+            head = scan[at + len(self._marker) :]
+            match = _HEAD.match(head)
+            if match is None:
+                if len(head) < _HEAD_MAX and re.fullmatch(rb" ?\d*", head):
+                    self._scan = scan[at:]
+                    return
+                self._garbled()
+                return
+            self._need = int(match[1])
+            data = head[match.end() :]
+            if not self._need:
+                self._frame(b"")
+
+    def _frame(self, body: bytes) -> None:
         try:
             # strict=False: the engine's JSON writer leaves control characters other than
             # \b \f \n \r \t unescaped, and a request may well quote one back.
-            reply = json.loads(body[:size], strict=False)
+            reply = json.loads(body, strict=False)
         except ValueError:
-            return None
+            reply = None
+        if not isinstance(reply, dict):
+            self._garbled()
+            return
         if _DEBUG:
             self._log.write(f"[bridge <- {self.pid}] {body[:2000].decode('utf-8', 'replace')}\n")
-        return reply if isinstance(reply, dict) else None
+        if not self.ready:
+            self.ready = True
+            self.version = str(reply.get("version", ""))
+            return
+        release = self._releases.popleft() if self._releases else None
+        if release is not None:
+            release(True)
+        self._replies.append(reply)
 
-    def _deliver(self, reply: dict[str, Any]) -> None:
-        if self._ready:
-            release = self._releases.popleft() if self._releases else None
-            if release is not None:
-                release(True)
-        self._ready = True
-        self._replies.put(reply)
-
-    def _finish(self, stream: IO[bytes]) -> None:
-        """The reply stream ended: make sure the engine is gone, release its requests, tell receivers."""
-        try:
-            proc = self.proc
-            if proc is not None:
-                try:
-                    proc.wait(_STOP_WAIT)
-                except subprocess.TimeoutExpired:
-                    self._dead = self._dead or "it closed its output"
-                    self.kill()
-            with self._sending:
-                self._ended = True
-                pending, self._releases = self._releases, collections.deque()
-            for release in pending:
-                if release is not None:
-                    release(False)
-        finally:
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
-            self._replies.put(_Closed())
-
-    def _drain(self, stream: IO[bytes]) -> None:
-        try:
-            while piece := stream.readline(_PIECE):
-                if self._verbose:
-                    self._chatter(piece, keep=False)
-        except (OSError, ValueError):
-            pass
-        finally:
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
+    def _garbled(self) -> None:
+        """A reply that cannot be read: nothing after it can be trusted, so the engine goes."""
+        self._dead = self._dead or "it sent a garbled reply"
+        self._kill_tree()
+        self._end_output(self._reply_fd)
 
     def _chatter(self, raw: bytes, *, keep: bool = True) -> None:
         if not raw.strip():
             return
+        lines = raw.split(b"\n")
         if keep:
-            self._tail.append(raw[: _TAIL_CHARS * 4].decode("utf-8", "replace").rstrip()[:_TAIL_CHARS])
+            for line in lines[-_TAIL_LINES:]:
+                if line.strip():
+                    self._tail.append(line[: _TAIL_CHARS * 4].decode("utf-8", "replace").rstrip()[:_TAIL_CHARS])
         if self._verbose:
-            self._log.write(f"[godot {self.pid}] {raw.decode('utf-8', 'replace').rstrip()}\n")
+            for line in lines:
+                if line.strip():
+                    self._log.write(f"[godot {self.pid}] {line.decode('utf-8', 'replace').rstrip()}\n")
             self._log.flush()
 
     # ----- errors ----------------------------------------------------------------------------
@@ -448,3 +493,37 @@ class Worker:
 
     def _tail_text(self) -> str:
         return "; its last output: " + " | ".join(self._tail) if self._tail else ""
+
+
+def wait_any(workers: Iterable[Worker], deadline: float, wake: int | None = None) -> bool:
+    """Wait until a worker's pipe is ready, `wake` is readable, or `deadline` passes; serve the pipes.
+
+    Writes queued input the engines now take and reads what they printed (replies then wait in
+    `take()`). Return whether `wake` became readable (the caller drains it).
+    """
+    poller = select.poll()
+    owners: dict[int, Worker] = {}
+    for worker in workers:
+        for fd in worker._outputs:
+            poller.register(fd, select.POLLIN)
+            owners[fd] = worker
+        if worker._unsent and worker._input is not None:
+            fd = worker._input.fileno()
+            poller.register(fd, select.POLLOUT)
+            owners[fd] = worker
+    if wake is not None:
+        poller.register(wake, select.POLLIN)
+    if not owners and wake is None:
+        return False
+    timeout = max(0, int((deadline - time.monotonic()) * 1000) + 1)
+    woken = False
+    for fd, _ in poller.poll(timeout):
+        if fd == wake:
+            woken = True
+            continue
+        worker = owners[fd]
+        if fd in worker._outputs:
+            worker._read(fd)
+        else:
+            worker._flush()
+    return woken
