@@ -46,12 +46,13 @@ def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> 
         raise InvalidPath(
             f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
         )
-    real = _real_below(root, relative)
-    if os.path.commonpath([real, root]) != str(root):
+    top = str(root)
+    real = _real_below(top, relative)
+    if not real.startswith(top.rstrip("/") + "/"):
         raise PathOutsideProject(
             f"{field} {value!r} resolves outside the project (to {real})", field=field
         )
-    inside = Path(real).relative_to(root).as_posix()
+    inside = real[len(top.rstrip("/")) + 1 :]
     for candidate in (relative, inside):
         if candidate == "project.godot" or candidate.split("/")[0] == ".godot":
             raise InvalidPath(
@@ -61,16 +62,16 @@ def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> 
     return "res://" + relative
 
 
-def _real_below(root: Path, relative: str) -> str:
+def _real_below(root: str, relative: str) -> str:
     """Return os.path.realpath(root / relative) for a real `root` and a normalised `relative`.
 
     Only the components below the root are looked at: the same answer as realpath, which also
     walks every component of the root, for a quarter of the system calls on a typical path.
     """
-    current = str(root)
+    current = root
     parts = relative.split("/")
     for at, part in enumerate(parts):
-        candidate = os.path.join(current, part)
+        candidate = current + "/" + part
         try:
             mode = os.lstat(candidate).st_mode
         except OSError:
