@@ -25,17 +25,17 @@ import collections
 import json
 import os
 import re
-import secrets
 import select
 import signal
 import subprocess
 import sys
 import time
-from typing import IO, Any, Callable, Iterable, Sequence
-
-import psutil
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .errors import EngineCrashed, InvalidRequest, Timeout
+
+if TYPE_CHECKING:
+    import psutil
 
 Spawn = Callable[..., "subprocess.Popen[bytes]"]
 Release = Callable[[bool], None]
@@ -72,7 +72,7 @@ class Worker:
         max_requests: int | None = None,
         max_rss: int | None = None,
     ) -> None:
-        self.token = secrets.token_hex(16)
+        self.token = os.urandom(16).hex()
         self._marker = self.token.encode("ascii")
         self._argv = list(argv_for_token(self.token))
         self._start_timeout = start_timeout
@@ -171,6 +171,8 @@ class Worker:
         """Return the resident memory of the engine process, in bytes (0 once it is gone)."""
         if not self.alive or self.pid is None:
             return 0
+        import psutil  # on first use: `godot-bridge run` starts its engine before importing much
+
         try:
             if self._process is None:
                 self._process = psutil.Process(self.pid)
@@ -219,6 +221,8 @@ class Worker:
         proc = self.proc
         if proc is None or proc.returncode is not None:
             return
+        import psutil  # on first use: `godot-bridge run` starts its engine before importing much
+
         try:
             children = psutil.Process(proc.pid).children(recursive=True)
         except psutil.Error:
