@@ -30,12 +30,11 @@ import signal
 import subprocess
 import sys
 import time
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import IO, Any, Callable, Iterable, Sequence
+
+import psutil
 
 from .errors import EngineCrashed, InvalidRequest, Timeout
-
-if TYPE_CHECKING:
-    import psutil
 
 Spawn = Callable[..., "subprocess.Popen[bytes]"]
 Release = Callable[[bool], None]
@@ -171,8 +170,6 @@ class Worker:
         """Return the resident memory of the engine process, in bytes (0 once it is gone)."""
         if not self.alive or self.pid is None:
             return 0
-        import psutil  # on first use: `godot-bridge run` starts its engine before importing much
-
         try:
             if self._process is None:
                 self._process = psutil.Process(self.pid)
@@ -221,8 +218,6 @@ class Worker:
         proc = self.proc
         if proc is None or proc.returncode is not None:
             return
-        import psutil  # on first use: `godot-bridge run` starts its engine before importing much
-
         try:
             children = psutil.Process(proc.pid).children(recursive=True)
         except psutil.Error:
