@@ -25,15 +25,9 @@ from .models import (
     ShapeCreate,
     parse_request,
 )
-from .worker import Release, Worker
+from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Release, Worker
 
 DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
-START_TIMEOUT = 30.0
-MAX_REQUESTS = 10_000
-"""A worker is replaced after this many requests (memory the engine never gives back)."""
-MAX_RSS = 512 << 20
-"""A worker is replaced once its resident memory passes this many bytes (idle: ~130 MB; a 30 MB
-request leaves it at ~380 MB, memory the engine keeps)."""
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted inside one request member."""
 _EXACT_INT = 2**53
@@ -195,12 +189,15 @@ class Bridge(EngineHost):
             worker.close()
         return self.import_assets(root)
 
-    def adopt(self, root: Path, worker: Worker) -> None:
-        """Serve the project at `root` with a worker started elsewhere (the CLI's head start)."""
+    def adopt(self, root: Path, workers: Sequence[Worker]) -> None:
+        """Serve the project at `root` with the first of `workers`, launched elsewhere; stop the rest."""
         old = self._workers.pop(root, None)
         if old is not None:
             old.close()
-        self._workers[root] = worker
+        for worker in workers[1:]:
+            worker.kill()
+        if workers:
+            self._workers[root] = workers[0]
 
     def worker_for(self, project_path: str) -> Worker:
         """Return the warm worker serving a project, starting it if needed."""
@@ -209,6 +206,7 @@ class Bridge(EngineHost):
     def _worker(self, root: Path) -> Worker:
         worker = self._workers.get(root)
         if worker is not None and worker.alive and not worker.worn_out():
+            worker.wait_ready()
             return worker
         if worker is not None:
             worker.close()

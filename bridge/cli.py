@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, NoReturn, Sequence
 
 from . import engine as engines
 from . import paths
@@ -18,6 +18,7 @@ from .errors import BridgeError, InvalidJson
 
 if TYPE_CHECKING:
     from .api import Bridge
+    from .pool import Pool
     from .worker import Worker
 
 # The request models and the pool are imported where they are needed: pydantic alone costs
@@ -120,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
         text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
-    head_start = _HeadStart(args, text)
+    head_start = _HeadStart(args, text, 1)
     from .api import Bridge
 
     with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
@@ -136,46 +137,40 @@ def _run(args: argparse.Namespace) -> int:
 
 
 class _HeadStart:
-    """Start the request's engine in the background while Python imports the request models."""
+    """Launch the engines for the project a command's first request names, while Python goes on
+    to import the request models (~0.1 s) and the engines start (~0.2 s) at the same time."""
 
-    def __init__(self, args: argparse.Namespace, text: str) -> None:
+    def __init__(self, args: argparse.Namespace, text: str, count: int) -> None:
         self.raw: Any = None
         self.root: Path | None = None
-        self.worker: Worker | None = None
-        self._thread: threading.Thread | None = None
+        self.workers: list[Worker] = []
         try:
             self.raw = json.loads(text)
-            self.root = paths.project_root(self.raw["project_path"])
+            root = self.root = paths.project_root(self.raw["project_path"])
             engine = engines.probe(engines.find_godot(args.godot))
         except (ValueError, TypeError, KeyError, RecursionError, BridgeError):
             # The request is served the ordinary way, which reports whatever is wrong.
             return
-        from .worker import Worker
+        from .worker import MAX_REQUESTS, MAX_RSS, Worker
 
-        root = self.root
-        self.worker = Worker(lambda token: engines.worker_argv(engine, root, token), verbose=args.verbose)
-        self._thread = threading.Thread(target=self._start, daemon=True)
-        self._thread.start()
+        for _ in range(count):
+            worker = Worker(lambda token: engines.worker_argv(engine, root, token), verbose=args.verbose,
+                            max_requests=MAX_REQUESTS, max_rss=MAX_RSS)
+            try:
+                worker.launch()
+            except BridgeError:
+                break
+            self.workers.append(worker)
 
-    def _start(self) -> None:
-        assert self.worker is not None
-        try:
-            self.worker.start()
-        except BridgeError:
-            self.worker = None
-
-    def hand_to(self, bridge: Bridge) -> None:
-        """Give the started engine to `bridge` (which starts its own if this one failed)."""
-        if self._thread is None:
-            return
-        self._thread.join()
-        if self.worker is not None and self.root is not None:
-            bridge.adopt(self.root, self.worker)
+    def hand_to(self, host: Bridge | Pool) -> None:
+        """Give the launched engines to `host` (which starts its own if there are none)."""
+        if self.workers and self.root is not None:
+            host.adopt(self.root, self.workers)
 
     def kill(self) -> None:
-        """Stop the engine at once."""
-        if self.worker is not None:
-            self.worker.kill()
+        """Stop the engines at once."""
+        for worker in self.workers:
+            worker.kill()
 
 
 def _mcp(bridge: Bridge, project: str | None) -> int:
@@ -195,6 +190,8 @@ def _batch(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
+    first = stream.readline()
+    head_start = _HeadStart(args, _decoded(first), args.jobs)
     # Imported here: `run` needs none of the pool's machinery.
     from .pool import Pool
 
@@ -202,9 +199,10 @@ def _batch(args: argparse.Namespace) -> int:
     failed = False
     with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
                       stop_on_error=args.stop_on_error, auto_import=not args.no_import) as pool:
+        head_start.hand_to(pool)
         out = sys.stdout
         try:
-            for reply in pool.map(_request_lines(stream)):
+            for reply in pool.map(_request_lines(itertools.chain([first], stream))):
                 failed = failed or reply["result"] != "ok"
                 out.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
                 # Flush only when the next reply is not ready yet: replies stream as they come,
@@ -224,7 +222,7 @@ def _batch(args: argparse.Namespace) -> int:
     return EXIT_ERROR if failed else EXIT_OK
 
 
-def _request_lines(stream: IO[bytes]) -> Iterator[str]:
+def _request_lines(stream: Iterable[bytes]) -> Iterator[str]:
     for raw in stream:
         line = _decoded(raw)
         if line.strip():

@@ -39,9 +39,6 @@ from . import engine as engines
 from . import paths
 from .api import (
     DEFAULT_TIMEOUT,
-    MAX_REQUESTS,
-    MAX_RSS,
-    START_TIMEOUT,
     EngineHost,
     check_input,
     decode_request,
@@ -52,7 +49,7 @@ from .api import (
 )
 from .errors import BridgeError, EngineCrashed, Skipped, Timeout
 from .models import AnyRequest, ResourceRead, parse_request
-from .worker import Worker, wait_any
+from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker, wait_any
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
@@ -170,6 +167,14 @@ class Pool(EngineHost):
         self._slots = {}
         for slot in slots:
             slot.stop()
+
+    def adopt(self, root: Path, workers: Sequence[Worker]) -> None:
+        """Serve the project at `root` with `workers`, launched elsewhere (the CLI's head start)."""
+        group = self._group(root)
+        for slot, worker in zip(group, workers):
+            slot.take(worker)
+        for worker in workers[len(group) :]:
+            worker.kill()
 
     def workers(self) -> list[Worker]:
         """Return the engine workers running now."""
@@ -326,10 +331,13 @@ class Pool(EngineHost):
             return None
         if after:
             return after.pop()
+        return min(self._group(root), key=lambda slot: slot.pending())
+
+    def _group(self, root: Path) -> list[_Slot]:
         group = self._slots.get(root)
         if group is None:
             group = self._slots[root] = [_Slot(self, root) for _ in range(self.jobs)]
-        return min(group, key=lambda slot: slot.pending())
+        return group
 
     def finish(self, job: _Job, reply: dict[str, Any], slot: _Slot) -> None:
         """Record the reply to `job` and forget its files."""
@@ -566,11 +574,16 @@ class _Slot:
 
     def _replace_worker(self) -> Worker:
         self._drop_worker()
+        return self.take(self.pool.new_worker(self.root))
+
+    def take(self, worker: Worker) -> Worker:
+        """Serve with `worker` (launched, perhaps not ready yet) from now on."""
+        self._drop_worker()
         self._imports_seen = self.pool.imports(self.root)
-        self.worker = self.pool.new_worker(self.root)
+        self.worker = worker
         self._sends = 0
         self._idle_since = time.monotonic()
-        return self.worker
+        return worker
 
     def _drop_worker(self) -> None:
         worker, self.worker = self.worker, None

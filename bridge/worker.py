@@ -50,6 +50,13 @@ _READ = 1 << 18
 _HEAD = re.compile(rb" (\d{1,15}) ")
 _HEAD_MAX = 18
 _STOP_WAIT = 2.0
+START_TIMEOUT = 30.0
+"""Seconds an engine may take to become ready."""
+MAX_REQUESTS = 10_000
+"""A worker is replaced after this many requests (memory the engine never gives back)."""
+MAX_RSS = 512 << 20
+"""A worker is replaced once its resident memory passes this many bytes (idle: ~130 MB; a 30 MB
+request leaves it at ~380 MB, memory the engine keeps)."""
 _DEBUG = os.environ.get("GODOT_BRIDGE_DEBUG") == "1"
 
 
@@ -64,7 +71,7 @@ class Worker:
         self,
         argv_for_token: Callable[[str], Sequence[str]],
         *,
-        start_timeout: float = 30.0,
+        start_timeout: float = START_TIMEOUT,
         verbose: bool = False,
         spawn: Spawn = subprocess.Popen,
         log: IO[str] | None = None,
@@ -106,6 +113,10 @@ class Worker:
     def start(self) -> None:
         """Spawn the engine and wait, within the start-up deadline, for its ready message."""
         self.launch()
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait, within the start-up deadline, for the ready message of an engine `launch()` spawned."""
         while not self.ready:
             if self._ended:
                 raise self.crash()
