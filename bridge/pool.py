@@ -254,12 +254,15 @@ class Pool(EngineHost):
         """Wait for engine output, a deadline, or (while the input goes on) the feeder."""
         slots = self._all_slots()
         deadline = min((slot.deadline() for slot in slots if slot.inflight), default=None)
+        news = False
         if not ended:
             with feed.lock:
-                if feed.items or feed.total is not None:
-                    return
-                feed.loop_sleeps = True
-        if deadline is None:
+                news = bool(feed.items) or feed.total is not None
+                feed.loop_sleeps = not news
+        if news:
+            # Input to take: read what the engines sent, without waiting for more.
+            deadline = time.monotonic()
+        elif deadline is None:
             deadline = time.monotonic() + IDLE_WAIT
         elif all(len(slot.inflight) >= self.window * 3 // 4 for slot in slots if slot.inflight):
             # Every busy engine has most of a window still to serve: let replies gather, so that
@@ -268,7 +271,7 @@ class Pool(EngineHost):
             # pushes an engine off its core.
             time.sleep(min(NAP, max(0.0, deadline - time.monotonic())))
         woken = wait_any([slot.worker for slot in slots if slot.worker is not None], deadline,
-                         None if ended else wake)
+                         None if ended or news else wake)
         if woken:
             while len(os.read(wake, 4096)) == 4096:
                 pass

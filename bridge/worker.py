@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 import re
 import select
@@ -525,7 +526,7 @@ def wait_any(workers: Iterable[Worker], deadline: float, wake: int | None = None
         poller.register(wake, select.POLLIN)
     if not owners and wake is None:
         return False
-    timeout = max(0, int((deadline - time.monotonic()) * 1000) + 1)
+    timeout = max(0, math.ceil((deadline - time.monotonic()) * 1000))
     woken = False
     for fd, _ in poller.poll(timeout):
         if fd == wake:
