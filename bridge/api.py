@@ -112,7 +112,8 @@ class Bridge(EngineHost):
 
     `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
     The typed methods (`material_create()`, ...) return the reply of a success and raise the
-    `BridgeError` subclass of an error reply.
+    `BridgeError` subclass of an error reply. Call a Bridge from one thread at a time (the MCP
+    server serialises its calls); for parallel work use one Bridge per thread, or the batch pool.
     """
 
     def __init__(
