@@ -181,3 +181,20 @@ def test_reader_going_away_ends_the_batch_quietly(godot_bin: str, project: Path)
     assert len(done.stdout.splitlines()) == 1
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("first", ["other", "not json"])
+def test_a_batch_serves_every_project_whatever_its_first_line_names(godot_bin: str, project: Path,
+                                                                   tmp_path: Path, first: str) -> None:
+    # The batch starts engines for the project of its first line before anything else is read.
+    other = tmp_path / "other"
+    (other / "materials").mkdir(parents=True)
+    (other / "project.godot").write_text((project / "project.godot").read_text())
+    head: Any = create(other, "first.tres", 0.1, id="first") if first == "other" else "not json"
+    requests = [head] + [create(project if i % 2 else other, f"made/m{i}.tres", 0.5, id=i) for i in range(8)]
+    done = run_cli("--godot", godot_bin, "batch", "--jobs", "2", "--no-progress", input=jsonl(requests))
+    got = replies(done.stdout)
+    assert [r.get("id") for r in got] == ["first" if first == "other" else None, *range(8)]
+    assert [r["result"] for r in got[1:]] == ["ok"] * 8
+    assert sorted(p.name for p in (project / "made").iterdir()) == [f"m{i}.tres" for i in (1, 3, 5, 7)]
+    assert sorted(p.name for p in (other / "made").iterdir()) == [f"m{i}.tres" for i in (0, 2, 4, 6)]
