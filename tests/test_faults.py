@@ -193,7 +193,8 @@ def test_engine_death_fails_every_pending_request_and_runs_every_release(fake_go
     worker = fake_worker(fake_godot)
     released: list[tuple[str, bool]] = []
     try:
-        for kind in ["ok", "die", "ok"]:
+        # The first answer comes late, so all three are sent before the engine dies on the second.
+        for kind in ["sleep:0.3", "die", "ok"]:
             worker.send({"material_type": kind},
                         release=lambda answered, kind=kind: released.append((kind, answered)))
         assert worker.receive(time.monotonic() + 5)["ok"] is True
@@ -204,7 +205,7 @@ def test_engine_death_fails_every_pending_request_and_runs_every_release(fake_go
             worker.send({"material_type": "ok"}, release=lambda answered: released.append(("late", answered)))
     finally:
         worker.close()
-    assert released == [("ok", True), ("die", False), ("ok", False), ("late", False)]
+    assert released == [("sleep:0.3", True), ("die", False), ("ok", False), ("late", False)]
 
 
 def test_close_is_bounded_even_when_the_engine_ignores_it(fake_godot: str,
