@@ -82,6 +82,11 @@ class _Job:
     files: list[tuple[FileKey, int]]
     sent_at: float = 0.0
 
+    @property
+    def locks(self) -> bool:
+        """Whether it holds file locks while in flight: a scene edit (bridge/api.py hold_writes)."""
+        return "scene_path" in self.message
+
 
 @dataclass
 class _Item:
@@ -157,13 +162,15 @@ class Pool(EngineHost):
         self._read = 0
         self._waiting: _Item | None = None
         self._results: dict[int, dict[str, Any]] = {}
+        self._out: collections.deque[dict[str, Any]] = collections.deque()
+        """Replies taken in order from `_results`, being yielded."""
         self._next_out = 0
         self._stopped = False
         self._cancelled = False
 
     def close(self) -> None:
         """Stop every engine process of the pool."""
-        slots = [slot for group in self._slots.values() for slot in group]
+        slots = self._all_slots()
         self._slots = {}
         for slot in slots:
             slot.stop()
@@ -172,7 +179,7 @@ class Pool(EngineHost):
         """Serve the project at `root` with `workers`, launched elsewhere (the CLI's head start)."""
         group = self._group(root)
         for slot, worker in zip(group, workers):
-            slot.take(worker)
+            slot.serve_with(worker)
         for worker in workers[len(group) :]:
             worker.kill()
 
@@ -188,6 +195,7 @@ class Pool(EngineHost):
     def map(self, items: Iterable[str | dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """Yield the reply to each request (a JSON text or a decoded object), in input order."""
         self._results.clear()
+        self._out.clear()
         self._inputs.clear()
         self._read = 0
         self._waiting = None
@@ -202,33 +210,29 @@ class Pool(EngineHost):
         try:
             while True:
                 ended = self._take(feed)
-                self._dispatch(self._all_slots())
+                self._dispatch()
                 slots = self._all_slots()
                 for slot in slots:
                     slot.fill()
-                ready = []
-                # No reply leaves while a scene edit is in flight: the caller may then stop taking
-                # replies for as long as it likes (a full output pipe), and the edit's lock, which
-                # other processes wait for, goes only once its reply is read.
-                while self._next_out in self._results and not any(slot.locking() for slot in slots):
+                while self._releasable(slots):
                     reply = self._results.pop(self._next_out)
                     self._next_out += 1
-                    ready.append(reply)
+                    self._out.append(reply)
                     if self.stop_on_error and reply["result"] != "ok":
                         self._stopped = True
-                if ready:
+                if self._out:
                     with feed.lock:
                         feed.taken = self._next_out
                         if feed.taken >= feed.resume_at:
                             feed.lock.notify()
-                    for reply in ready:
-                        yield reply
+                    while self._out:
+                        yield self._out.popleft()
                     continue
                 if ended and self._next_out >= self._read and not self._inputs and self._waiting is None:
                     if feed.failure is not None:
                         raise feed.failure
                     return
-                self._wait(feed, wake_read, ended)
+                self._wait(feed, wake_read, ended, slots)
         finally:
             with feed.lock:
                 feed.cancelled = True
@@ -241,7 +245,16 @@ class Pool(EngineHost):
 
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""
-        return self._next_out in self._results
+        return bool(self._out) or self._releasable(self._all_slots())
+
+    def _releasable(self, slots: list[_Slot]) -> bool:
+        """Return whether the next reply in input order may go to the caller now.
+
+        None goes while a scene edit is in flight: the caller may then stop taking replies for as
+        long as it likes (a full output pipe), and the edit's lock, which other processes wait for,
+        goes only once its reply is read.
+        """
+        return self._next_out in self._results and not any(slot.locking() for slot in slots)
 
     def _take(self, feed: _Feed) -> bool:
         """Take what the feeder has read; return whether the input ended."""
@@ -250,9 +263,8 @@ class Pool(EngineHost):
             feed.items.clear()
             return feed.total is not None
 
-    def _wait(self, feed: _Feed, wake: int, ended: bool) -> None:
+    def _wait(self, feed: _Feed, wake: int, ended: bool, slots: list[_Slot]) -> None:
         """Wait for engine output, a deadline, or (while the input goes on) the feeder."""
-        slots = self._all_slots()
         deadline = min((slot.deadline() for slot in slots if slot.inflight), default=None)
         news = False
         if not ended:
@@ -290,12 +302,14 @@ class Pool(EngineHost):
                 wait_any([slot.worker], slot.deadline())
                 slot.collect(time.monotonic())
         self._results.clear()
+        self._out.clear()
         self._files.clear()
 
     # ----- routing ---------------------------------------------------------------------------
 
-    def _dispatch(self, slots: list[_Slot]) -> None:
+    def _dispatch(self) -> None:
         """Prepare and route requests until every engine has two windows of work in front of it."""
+        slots = self._all_slots()
         budget = 2 * self.window * max(len(slots), self.jobs)
         queued = sum(slot.pending() for slot in slots)
         while queued < budget:
@@ -478,7 +492,7 @@ class _Slot:
 
     def locking(self) -> bool:
         """Return whether a request in flight holds file locks: a scene edit, sent only to an idle engine."""
-        return bool(self.inflight) and "scene_path" in self.inflight[0].message
+        return bool(self.inflight) and self.inflight[0].locks
 
     def deadline(self) -> float:
         """Return when the request the engine is serving now runs out of time."""
@@ -508,7 +522,7 @@ class _Slot:
                 self.queue.popleft()
                 self.pool.finish(job, error_reply(job.request, Skipped(_SKIPPED)), self)
                 continue
-            if self.inflight and ("scene_path" in job.message or not self._usable()):
+            if self.inflight and (job.locks or not self._usable()):
                 # A scene edit waits for its lock, which the replies in flight may hold; a dead,
                 # stale or worn-out worker is replaced once the requests in flight are answered.
                 return
@@ -577,9 +591,9 @@ class _Slot:
 
     def _replace_worker(self) -> Worker:
         self._drop_worker()
-        return self.take(self.pool.new_worker(self.root))
+        return self.serve_with(self.pool.new_worker(self.root))
 
-    def take(self, worker: Worker) -> Worker:
+    def serve_with(self, worker: Worker) -> Worker:
         """Serve with `worker` (launched, perhaps not ready yet) from now on."""
         self._drop_worker()
         self._imports_seen = self.pool.imports(self.root)

@@ -93,3 +93,18 @@ def test_killing_a_real_worker_mid_batch_fails_only_what_it_was_serving(godot_bi
     failed = [r for r in got if r["result"] != "ok"]
     assert len(failed) <= 1
     assert all(r["error"]["code"] == "engine_crashed" for r in failed)
+
+
+@pytest.mark.godot
+def test_ready_says_so_while_replies_taken_together_are_still_to_come(godot_bin: str, project: Path) -> None:
+    # The CLI flushes its output only when ready() is False: replies that arrived together must
+    # read as ready until the last of them, or every reply costs a write of its own.
+    requests = [{"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres",
+                 "id": i} for i in range(200)]
+    with Pool(godot_bin, jobs=1) as pool:
+        said = []
+        for reply in pool.map(iter(requests)):
+            assert reply["result"] == "ok"
+            said.append(pool.ready())
+    assert said[-1] is False
+    assert said.count(True) > 100
