@@ -118,12 +118,17 @@ class Worker:
 
     def wait_ready(self) -> None:
         """Wait, within the start-up deadline, for the ready message of an engine `launch()` spawned."""
-        while not self.ready:
+        self._wait_until(lambda: self.ready, self.start_deadline)
+
+    def _wait_until(self, done: Callable[[], bool], deadline: float) -> None:
+        """Serve the pipes until `done()`; raise EngineCrashed once the engine is gone, or kill it
+        and raise (see `expire`) once `deadline` passes."""
+        while not done():
             if self._ended:
                 raise self.crash()
-            if time.monotonic() >= self.start_deadline:
+            if time.monotonic() >= deadline:
                 raise self.expire()
-            wait_any([self], self.start_deadline)
+            wait_any([self], deadline)
 
     def launch(self) -> None:
         """Spawn the engine without waiting; `ready` turns True once its ready message is read.
@@ -266,13 +271,11 @@ class Worker:
         Never blocks: an engine that does not read shows up as a timeout in `receive()`.
         `release` runs when the engine is done with this request (see the module docstring).
         """
-        if self._closing or self._input is None or not self.alive:
-            if release is not None:
-                release(False)
-            raise self._crashed("before the request was sent")
         try:
+            if self._closing or self._input is None or not self.alive:
+                raise self._crashed("before the request was sent")
             payload = self._encode(message, self._seq + 1)
-        except InvalidRequest:
+        except (EngineCrashed, InvalidRequest):
             if release is not None:
                 release(False)
             raise
@@ -300,12 +303,7 @@ class Worker:
 
     def receive(self, deadline: float) -> dict[str, Any]:
         """Return the next reply, or raise Timeout (engine killed) or EngineCrashed."""
-        while not self._replies:
-            if self._ended:
-                raise self.crash()
-            if time.monotonic() >= deadline:
-                raise self.expire()
-            wait_any([self], deadline)
+        self._wait_until(lambda: bool(self._replies), deadline)
         reply = self.take()
         assert reply is not None
         return reply
