@@ -46,13 +46,13 @@ def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> 
         raise InvalidPath(
             f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
         )
-    top = str(root)
-    real = _real_below(top, relative)
-    if not real.startswith(top.rstrip("/") + "/"):
+    real = _real_below(str(root), relative)
+    prefix = str(root).rstrip("/") + "/"
+    if not real.startswith(prefix):
         raise PathOutsideProject(
             f"{field} {value!r} resolves outside the project (to {real})", field=field
         )
-    inside = real[len(top.rstrip("/")) + 1 :]
+    inside = real[len(prefix) :]
     for candidate in (relative, inside):
         if candidate == "project.godot" or candidate.split("/")[0] == ".godot":
             raise InvalidPath(
