@@ -55,7 +55,8 @@ class EngineHost:
     ) -> None:
         self._godot = godot
         self._engine: engines.Engine | None = None
-        self._engine_lock = threading.Lock()
+        self._pack: Path | None = None
+        self._engine_lock = threading.RLock()
         self.timeout = timeout
         self.verbose = verbose
         self.auto_import = auto_import
@@ -83,6 +84,13 @@ class EngineHost:
             if self._engine is None:
                 self._engine = engines.probe(engines.find_godot(self._godot))
             return self._engine
+
+    def pack(self) -> Path:
+        """Return the settings pack workers start with (built on first use, see engine.settings_pack)."""
+        with self._engine_lock:
+            if self._pack is None:
+                self._pack = engines.settings_pack(self.engine())
+            return self._pack
 
     def make_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
         """Return a worker, not started, with this host's settings (deadlines, wear limits, verbosity)."""
@@ -212,7 +220,8 @@ class Bridge(EngineHost):
         if worker is not None:
             worker.close()
         engine = self.engine()
-        worker = self.start_worker(lambda token: engines.worker_argv(engine, root, token))
+        pack = self.pack()
+        worker = self.start_worker(lambda token: engines.worker_argv(engine, root, token, pack=pack))
         self._workers[root] = worker
         return worker
 

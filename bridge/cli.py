@@ -148,13 +148,14 @@ class _HeadStart:
             self.raw = json.loads(text)
             root = self.root = paths.project_root(self.raw["project_path"])
             engine = engines.probe(engines.find_godot(args.godot))
+            pack = engines.settings_pack(engine)
         except (ValueError, TypeError, KeyError, RecursionError, BridgeError):
             # The request is served the ordinary way, which reports whatever is wrong.
             return
         from .worker import MAX_REQUESTS, MAX_RSS, Worker
 
         for _ in range(count):
-            worker = Worker(lambda token: engines.worker_argv(engine, root, token), verbose=args.verbose,
+            worker = Worker(lambda token: engines.worker_argv(engine, root, token, pack=pack), verbose=args.verbose,
                             max_requests=MAX_REQUESTS, max_rss=MAX_RSS)
             try:
                 worker.launch()

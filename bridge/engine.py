@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -132,10 +133,52 @@ def gdscript_dir() -> Path:
     return installed if installed.is_dir() else here.parent / "gdscript"
 
 
-def worker_argv(engine: Engine, project: Path, token: str) -> list[str]:
-    """Return the command line of one headless worker serving `project`."""
+PACK_FLAVOURS = ("safe", "trusted")
+"""Settings packs: "safe" also shadows the project's GDExtension list and script class cache;
+"trusted" (for allow_scripts) leaves those to the project (gdscript/tools/make_pack.gd)."""
+
+
+def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
+    """Return the settings pack a worker of `engine` starts with, building it on first use.
+
+    A worker runs with `--main-pack` set to this pack, which holds the bridge's own project settings,
+    so nothing that the project's settings name (autoloads, a theme, fonts, GDExtensions) is loaded
+    when the engine starts. Built by the engine itself (pack formats differ between versions) and
+    cached per binary; a build is written beside its final name and renamed, so processes that
+    build at once do not disturb each other.
+    """
+    key = hashlib.sha256(f"{os.path.realpath(engine.path)}|{engine.version}".encode()).hexdigest()[:16]
+    pack = cache_dir() / "packs" / f"{key}-{flavour}.pck"
+    if pack.is_file():
+        return pack
+    pack.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="godot-bridge-pack-") as scratch:
+        (Path(scratch) / "project.godot").write_text("config_version=5\n", "utf-8")
+        building = pack.with_name(f".{pack.name}.{os.getpid()}.tmp")
+        argv = [engine.path, "--headless", "--path", scratch, "-s",
+                str(gdscript_dir() / "tools" / "make_pack.gd"), "--", str(building), flavour]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT,
+                                  stdin=subprocess.DEVNULL, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise EngineUnsupported(f"{engine.path} could not build the worker settings pack: {exc}") from None
+        if done.returncode != 0 or not building.is_file():
+            tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+            building.unlink(missing_ok=True)
+            raise EngineUnsupported(f"{engine.path} could not build the worker settings pack: {tail}")
+        os.replace(building, pack)
+    return pack
+
+
+def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path) -> list[str]:
+    """Return the command line of one headless worker serving `project` (a real path).
+
+    `--path` makes the project the working folder, which `res://` resolves against once a main
+    pack is given; the worker is told the project's real path for its confinement checks.
+    """
     entry = gdscript_dir() / "main.gd"
-    return [engine.path, "--headless", "--path", str(project), "-s", str(entry), "--", token]
+    return [engine.path, "--headless", "--path", str(project), "--main-pack", str(pack),
+            "-s", str(entry), "--", token, str(project)]
 
 
 def import_argv(engine: Engine, project: Path) -> list[str]:

@@ -441,7 +441,7 @@ class Pool(EngineHost):
         """Return the command line of a worker serving `root`."""
         if self._argv_for is not None:
             return self._argv_for(root, token)
-        return engines.worker_argv(self.engine(), root, token)
+        return engines.worker_argv(self.engine(), root, token, pack=self.pack())
 
     def new_worker(self, root: Path) -> Worker:
         """Return a launched worker for `root`, configured as `Bridge` configures its own."""

@@ -1,12 +1,17 @@
-extends SceneTree
+extends MainLoop
 ## Entry of a godot-bridge worker: serve framed requests from stdin until stdin ends.
 ##
 ## In: `<byte length as 15 digits>\n<JSON>` on stdin (a fixed-size header, so it can be read
 ## with read_buffer_from_stdin like the payload). Out: `<token> <byte length> <JSON>\n` on stderr, which the
-## engine always flushes (stdout is left to project scripts and engine chatter). The token comes as
-## the first user argument; nothing else this process prints can contain it.
+## engine always flushes (stdout is left to project scripts and engine chatter). User arguments: the
+## token (nothing else this process prints can contain it), then the project's real path.
+##
+## A MainLoop, not a SceneTree: the engine adds a project's autoloads (and runs their code) only
+## for a SceneTree. The bridge also starts the engine with its own settings pack (see
+## tools/make_pack.gd), so `res://` resolves against the working folder, which is the project.
 
 const Job = preload("job.gd")
+const Paths = preload("safety/paths.gd")
 const OPERATIONS: Dictionary = {
 	"resource_read": preload("ops/resource_read.gd"),
 	"material_create": preload("ops/material_create.gd"),
@@ -23,6 +28,7 @@ var _token: String = ""
 func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	_token = args[0] if args.size() > 0 else ""
+	Paths.set_root(args[1] if args.size() > 1 else OS.get_environment("PWD"))
 	# Headless, the engine cannot draw, so it sleeps this long after every frame (6.9 ms by
 	# default), which capped a worker at ~145 requests/s. Reading stdin blocks while idle anyway.
 	OS.low_processor_usage_mode_sleep_usec = 0

@@ -3,6 +3,7 @@ extends RefCounted
 
 const Job = preload("job.gd")
 const Props = preload("props.gd")
+const Paths = preload("safety/paths.gd")
 
 const _SCRIPT_TYPES: Array[String] = ["GDScript", "Script", "CSharpScript"]
 const _TEXT_TYPES: Array[String] = ["tres", "tscn"]
@@ -21,40 +22,15 @@ static func confine(path: String, job: Job, where: String) -> String:
 	if simple.begins_with("res://..") or simple == "res://":
 		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s leads outside the project" % [where, JSON.stringify(path)], where)
 		return ""
-	if simple == "res://project.godot" or simple.begins_with("res://.godot/"):
-		job.fail(Job.INVALID_PATH, "%s: %s points at the engine's own files" % [where, JSON.stringify(path)], where)
-		return ""
-	if _leaves_by_link(simple):
+	var real: String = Paths.real(simple)
+	if not Paths.inside(real):
 		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s leads outside the project through a symbolic link" % [where, JSON.stringify(path)], where)
 		return ""
+	for named: String in [simple, Paths.to_res(real)]:
+		if named == "res://project.godot" or named.begins_with("res://.godot/"):
+			job.fail(Job.INVALID_PATH, "%s: %s points at the engine's own files" % [where, JSON.stringify(path)], where)
+			return ""
 	return simple
-
-
-## Whether res:// `path` resolves outside the project once its symbolic links are followed.
-static func _leaves_by_link(path: String) -> bool:
-	var root: String = ProjectSettings.globalize_path("res://").trim_suffix("/")
-	var dir: DirAccess = DirAccess.open(root)
-	if dir == null:
-		return false
-	var current: String = root
-	var pending: PackedStringArray = path.trim_prefix("res://").split("/", false)
-	var hops: int = 0
-	while not pending.is_empty():
-		var part: String = pending[0]
-		pending.remove_at(0)
-		if part == "..":
-			current = current.get_base_dir()
-		elif part != "." and not dir.is_link(current.path_join(part)):
-			current = current.path_join(part)
-		elif part != ".":
-			hops += 1
-			if hops > 40:
-				return true  # a loop of links: it cannot be resolved, so it is not inside
-			var target: String = dir.read_link(current.path_join(part))
-			if target.is_absolute_path():
-				current = "/"
-			pending = target.split("/", false) + pending
-	return current != root and not current.begins_with(root + "/")
 
 
 ## Load the resource at res:// `path` fresh from disk, refusing scripts unless allowed.

@@ -5,12 +5,14 @@ extends RefCounted
 const Job = preload("job.gd")
 const Props = preload("props.gd")
 const SceneText = preload("scene_text.gd")
+const Paths = preload("safety/paths.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
 static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
 ## One DirAccess for every folder check and rename: each DirAccess.*_absolute call makes its own
-## (four system calls more per call).
-static var _project: DirAccess = DirAccess.open("res://")
+## (four system calls more per call). Opened on the project's real path: the worker's settings
+## pack makes a DirAccess on res:// see only the pack (see main.gd).
+static var _project: DirAccess = null
 
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors. `values_set`
@@ -29,14 +31,14 @@ static func save(resource: Resource, path: String, job: Job, where: String, valu
 	if err == OK:
 		err = _check_and_stamp(temp, uid, resource, values_set, job, member)
 	if err == OK:
-		err = _project.rename(temp, path)
+		err = _dir().rename(Paths.absolute(temp), Paths.absolute(path))
 	if err == OK:
 		return
-	DirAccess.remove_absolute(temp)
+	DirAccess.remove_absolute(Paths.absolute(temp))
 	_remove_made(made, folder)
 	if job.failed():
 		return
-	if _project.dir_exists(path):
+	if _dir().dir_exists(Paths.absolute(path)):
 		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
 	else:
 		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, Job.error_name(err)], where)
@@ -52,16 +54,18 @@ static func write_bytes(path: String, bytes: PackedByteArray) -> Error:
 	file.close()
 	var err: Error = file.get_error() if file.get_error() != ERR_FILE_EOF else OK
 	if err == OK:
-		err = _project.rename(temp, path)
+		err = _dir().rename(Paths.absolute(temp), Paths.absolute(path))
 	if err != OK:
-		DirAccess.remove_absolute(temp)
+		DirAccess.remove_absolute(Paths.absolute(temp))
 	return err
 
 
 ## A temp file beside `path`, named by this process's id: the bridge removes those of an engine
 ## it had to kill (bridge/locks.py).
 static func temp_path(path: String) -> String:
-	return "%s/.%s.%d-%d.tmp.%s" % [path.get_base_dir(), path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
+	# path_join, not "%s/%s": for a file at the project root the folder is "res://", and under the
+	# worker's settings pack "res:///x" names /x at the file system root (see safety/paths.gd).
+	return path.get_base_dir().path_join(".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()])
 
 
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
@@ -133,11 +137,17 @@ static func _unwritten(text: String, names: Array) -> Array:
 	return names.filter(func(name: String) -> bool: return not section.contains("\n%s = " % name))
 
 
+static func _dir() -> DirAccess:
+	if _project == null:
+		_project = DirAccess.open(Paths.root)
+	return _project
+
+
 ## Create missing folders up to `folder`; return the outermost one created ("" if none).
 static func _make_folders(folder: String, job: Job, where: String) -> String:
 	var outermost: String = ""
 	var probe: String = folder
-	while not _project.dir_exists(probe) and probe != "res://":
+	while not _dir().dir_exists(Paths.absolute(probe)) and probe != "res://":
 		# A file in the way would be taken for a folder this save made, and removed on failure.
 		if FileAccess.file_exists(probe):
 			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, probe], where)
@@ -146,7 +156,7 @@ static func _make_folders(folder: String, job: Job, where: String) -> String:
 		probe = probe.get_base_dir()
 	if outermost.is_empty():
 		return ""
-	var err: Error = DirAccess.make_dir_recursive_absolute(folder)
+	var err: Error = DirAccess.make_dir_recursive_absolute(Paths.absolute(folder))
 	if err != OK:
 		job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, folder, Job.error_name(err)], where)
 	return outermost
@@ -157,5 +167,5 @@ static func _remove_made(outermost: String, folder: String) -> void:
 		return
 	var current: String = folder
 	while current.length() >= outermost.length():
-		DirAccess.remove_absolute(current)
+		DirAccess.remove_absolute(Paths.absolute(current))
 		current = current.get_base_dir()

@@ -1,7 +1,7 @@
 """A stand-in for Godot that misbehaves on purpose, for transport-fault tests only.
 
 It speaks the worker protocol (`<15-digit length>\\n<JSON>` in, `<token> <length> <JSON>\\n` on
-stderr out) and answers `--version` like Godot. What it does is chosen by:
+stderr out), answers `--version` like Godot and builds an (empty) settings pack when asked. What it does is chosen by:
 
 - `FAKE_ENGINE_START` (environment, read at start): `ok` (default), `crash` (exit before the ready
   message), `hang` (never become ready), `deaf` (become ready, then never read stdin again).
@@ -75,6 +75,10 @@ def serve(token: str, request: dict[str, object]) -> None:
 def main() -> None:
     if "--version" in sys.argv:
         print("4.6.3.stable.fake")
+        return
+    if any(arg.endswith("make_pack.gd") for arg in sys.argv):
+        # The bridge builds its settings pack with the engine first; a fake one needs no content.
+        open(sys.argv[sys.argv.index("--") + 1], "wb").close()
         return
     token = sys.argv[sys.argv.index("--") + 1]
     start = os.environ.get("FAKE_ENGINE_START", "ok")

@@ -7,6 +7,7 @@ const Job = preload("../job.gd")
 const Props = preload("../props.gd")
 const Saving = preload("../saving.gd")
 const SceneText = preload("../scene_text.gd")
+const Paths = preload("../safety/paths.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
@@ -90,7 +91,7 @@ static func _node_key(node_path: String) -> String:
 
 static func _outermost_missing(folder: String) -> String:
 	var outermost: String = ""
-	while not DirAccess.dir_exists_absolute(folder) and folder != "res://":
+	while not DirAccess.dir_exists_absolute(Paths.absolute(folder)) and folder != "res://":
 		outermost = folder
 		folder = folder.get_base_dir()
 	return outermost
@@ -102,8 +103,8 @@ static func _put_back(path: String, had_file: bool, before: PackedByteArray, mis
 		# Atomic like the save it undoes: an engine killed here must not leave half a file.
 		Saving.write_bytes(path, before)
 		return
-	DirAccess.remove_absolute(path)
+	DirAccess.remove_absolute(Paths.absolute(path))
 	var folder: String = path.get_base_dir()
 	while not missing_folder.is_empty() and folder.length() >= missing_folder.length():
-		DirAccess.remove_absolute(folder)
+		DirAccess.remove_absolute(Paths.absolute(folder))
 		folder = folder.get_base_dir()
