@@ -1,0 +1,58 @@
+extends RefCounted
+## What loading one resource file would make the engine do, found without loading it: the classes
+## it would instantiate, the files it would load, and whether it sets a `script` anywhere.
+## text_format.gd and binary_format.gd fill one in; guard.gd judges it.
+
+## Why the file cannot be vouched for although the engine might load it: a layout or construct the
+## reader does not understand ("" when it was understood).
+var unreadable: String = ""
+## Why the file is broken: the engine's own loader would refuse it too ("" when it is not).
+var corrupt: String = ""
+## Classes the engine would instantiate: [{"type": String, "where": String}].
+var classes: Array[Dictionary] = []
+## Files the engine would load: [{"path": String, "uid": String, "where": String, "base": String}].
+## `path` as the file writes it ("" when only a uid names the file); `base` is "file" when a
+## relative path is relative to this file's folder (ext_resource), "root" when it is relative to
+## the project (an inline Resource("...")), "both" when either may apply.
+var loads: Array[Dictionary] = []
+## Where a `script` property is set to something other than null ("" if nowhere).
+var script_set: String = ""
+## Whether the reader got to the end of the file. A GDScript runtime error aborts the function it
+## happens in and lets the caller go on, so a scan that neither finished nor stopped with a reason
+## proves nothing, and guard.gd refuses it.
+var finished: bool = false
+
+
+## Give up on a file the reader does not understand: the first reason wins.
+func fail(reason: String) -> void:
+	if unreadable.is_empty() and corrupt.is_empty():
+		unreadable = reason
+
+
+## Give up on a broken file: the first reason wins.
+func fail_corrupt(reason: String) -> void:
+	if unreadable.is_empty() and corrupt.is_empty():
+		corrupt = reason
+
+
+## Whether reading stopped (either way).
+func stopped() -> bool:
+	return not unreadable.is_empty() or not corrupt.is_empty()
+
+
+func add_class(type: String, where: String) -> void:
+	classes.append({"type": type, "where": where})
+
+
+func add_load(path: String, uid: String, where: String, base: String = "file") -> void:
+	loads.append({"path": path, "uid": uid, "where": where, "base": base})
+
+
+func mark_script(where: String) -> void:
+	if script_set.is_empty():
+		script_set = where
+
+
+## Record that the file was read to its end (only then is an empty scan a clean one).
+func finish() -> void:
+	finished = not stopped()

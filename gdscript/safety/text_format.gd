@@ -1,0 +1,873 @@
+extends RefCounted
+## Read Godot's text resource format (.tres, .tscn, and the same syntax in .import and .remap files)
+## the way the engine reads it, without creating a single object.
+##
+## This is a port of the rules of the engine's VariantParser (core/variant/variant_parser.cpp) and
+## ResourceLoaderText (scene/resources/resource_format_text.cpp), byte for byte, because a check that
+## reads a file differently from the loader can be fooled by the difference. Facts it relies on:
+## - The file is read as bytes; a byte <= 32 is whitespace, `;` starts a comment to the end of the
+##   line, and a NUL byte ends the token stream (this reader refuses a file holding one).
+## - A property name is every byte > 32 before `=`, with whitespace and comments skipped *inside*
+##   it, and a quoted part replacing what came before it: `scr ipt=`, `"script"=` and
+##   `x"scr"ipt=` all set `script`. A `[` starts a tag only when the name is still empty.
+## - Strings may span lines; `\` escapes the next character, `\u` takes 4 and `\U` 6 hex digits.
+## - `Object(Class, "prop": value, ...)` instantiates any class and sets any property, `script`
+##   included: read as an instantiated class and its properties.
+## - `Resource("path")` loads a file by path (the text loader gives the parser no handler for it),
+##   and so do ExtResource("path") and SubResource("path") where the parser has no handler: in the
+##   header tag and in the first tag after it, which ResourceLoaderText parses before installing
+##   its handlers. A path found there is reported as a file the load would open.
+## Where the engine would stop with a parse error this reader may read on or stop too; either way
+## it never reads less than the engine acts on.
+
+const Scan = preload("scan.gd")
+
+enum Tok { CURLY_OPEN, CURLY_CLOSE, BRACKET_OPEN, BRACKET_CLOSE, PAREN_OPEN, PAREN_CLOSE, IDENTIFIER,
+	STRING, STRING_NAME, NUMBER, COLOR, COLON, COMMA, PERIOD, EQUAL, EOF, ERROR }
+
+## Constructors whose arguments are numbers (or inf/nan names) only; the engine's own names,
+## compatibility spellings included.
+const _NUMERIC: Array[String] = [
+	"Vector2", "Vector2i", "Rect2", "Rect2i", "Vector3", "Vector3i", "Vector4", "Vector4i",
+	"Transform2D", "Matrix32", "Plane", "Quaternion", "Quat", "AABB", "Rect3", "Basis", "Matrix3",
+	"Transform3D", "Transform", "Projection", "Color",
+	"PackedInt32Array", "PackedIntArray", "PoolIntArray", "IntArray", "PackedInt64Array",
+	"PackedFloat32Array", "PackedRealArray", "PoolRealArray", "FloatArray", "PackedFloat64Array",
+	"PackedVector2Array", "PoolVector2Array", "Vector2Array", "PackedVector3Array", "PoolVector3Array",
+	"Vector3Array", "PackedVector4Array", "PoolVector4Array", "Vector4Array", "PackedColorArray",
+	"PoolColorArray", "ColorArray",
+]
+const _BYTES: Array[String] = ["PackedByteArray", "PoolByteArray", "ByteArray"]
+const _STRINGS: Array[String] = ["PackedStringArray", "PoolStringArray", "StringArray"]
+const _REFERENCES: Array[String] = ["Resource", "ExtResource", "SubResource"]
+const _SCALARS: Array[String] = ["true", "false", "null", "nil", "inf", "-inf", "inf_neg", "nan"]
+const _STOR_FIX: Array[String] = ["inf", "-inf", "inf_neg", "nan"]
+## Deepest nesting of arrays and dictionaries read; deeper is refused, not recursed.
+const _MAX_DEPTH: int = 64
+
+## What a value was, for the callers that look at values: a string, a number, null, or OTHER.
+const OTHER: String = "\u0001(a composite value)"
+
+## Whether ordinary lines are read by the fast paths below (tests turn them off to compare).
+static var fast_paths: bool = true
+
+var _bytes: PackedByteArray
+## The file with one character per byte (Latin-1), which the fast paths' expressions search.
+var _subject: String = ""
+var _size: int = 0
+var _pos: int = 0
+var _scan: Scan
+## Whether ExtResource/SubResource take paths here (no handler installed yet), as Resource always does.
+var _generic_refs: bool = true
+## Config files (.import, .remap) have "simple" section headers: anything up to an unescaped `]`.
+var _simple_tags: bool = false
+var _tok: int = Tok.EOF
+var _text: String = ""
+var _depth: int = 0
+## Where the next quote and backslash are (searched again only once passed): a long string with
+## many escapes is then read in one pass, not one search to its end per escape.
+var _next_quote: int = -1
+var _next_slash: int = -1
+
+
+func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> void:
+	_bytes = bytes
+	_size = bytes.size()
+	_scan = scan
+	_simple_tags = simple_tags
+	if fast_paths and not simple_tags:
+		_subject = bytes.get_string_from_ascii()
+
+
+# ----- files -------------------------------------------------------------------------------------
+
+## Read a .tres or .tscn file: its classes, the files it loads, where it sets a script.
+func resource_file() -> void:
+	if _bytes.has(0):
+		_scan.fail_corrupt("it holds a NUL byte, where the engine's parser stops reading")
+		return
+	var first: Dictionary = _fast_event() if not _subject.is_empty() else {}
+	var header: Dictionary = first.get("tag", {})
+	if header.is_empty():
+		_next()
+		if _tok != Tok.BRACKET_OPEN:
+			_corrupt("it does not start with a [gd_resource] or [gd_scene] header")
+			return
+		header = _tag()
+	if _failed():
+		return
+	var fields: Dictionary = header["fields"]
+	match header["name"]:
+		"gd_resource":
+			var type: Variant = fields.get("type")
+			if not _is_text(type):
+				_fail("its [gd_resource] header names no type")
+				return
+			_scan.add_class(type, "the main resource")
+			var script_class: Variant = fields.get("script_class")
+			if script_class != null and str(script_class) != "":
+				_scan.mark_script("the header's script_class %s" % JSON.stringify(script_class))
+		"gd_scene":
+			_scan.add_class("PackedScene", "the scene")
+		_:
+			_corrupt("its header [%s] is neither gd_resource nor gd_scene" % header["name"])
+			return
+	var section: String = "the header"
+	while not _failed():
+		var event: Dictionary = _tag_or_assignment()
+		if _failed():
+			return
+		if event.is_empty():
+			_scan.finish()
+			return
+		if event.has("tag"):
+			var tag: Dictionary = event["tag"]
+			section = _describe(tag)
+			_tag_classes(tag, section)
+			# The first tag after the header was read without reference handlers (see the file
+			# comment); the loader installs them only then.
+			_generic_refs = false
+		elif event["name"] == "script" and event["value"] != null:
+			_scan.mark_script("%s (line %d)" % [section, _line()])
+
+
+## Read a file in the engine's config syntax (.import, .remap): its sections, each
+## {"name": String, "values": {key: value}}, a value being a String, a number, a bool, null or
+## OTHER. Constructs that make the engine load or create objects are reported in the scan.
+func config_file() -> Array[Dictionary]:
+	var sections: Array[Dictionary] = []
+	if _bytes.has(0):
+		_scan.fail_corrupt("it holds a NUL byte, where the engine's parser stops reading")
+		return sections
+	_generic_refs = true
+	var values: Dictionary = {}
+	while not _failed():
+		var event: Dictionary = _tag_or_assignment()
+		if _failed():
+			break
+		if event.is_empty():
+			_scan.finish()
+			break
+		if event.has("tag"):
+			values = {}
+			sections.append({"name": event["tag"]["name"], "values": values})
+		else:
+			values[event["name"]] = event["value"]
+	return sections
+
+
+## The classes a tag makes the engine instantiate, and the files an ext_resource tag loads.
+func _tag_classes(tag: Dictionary, where: String) -> void:
+	var fields: Dictionary = tag["fields"]
+	match tag["name"]:
+		"ext_resource":
+			var path: Variant = fields.get("path")
+			var uid: Variant = fields.get("uid", "")
+			var type: Variant = fields.get("type", "")
+			# The engine converts any value to a String here (a StringName or NodePath too), so
+			# only a plain string is taken at its word.
+			if not _is_text(path) or not _is_text(uid) or not _is_text(type):
+				_fail("%s has a path, uid or type that is not a plain string" % where)
+				return
+			_scan.add_class(type, where)
+			_scan.add_load(path, uid, where, "file")
+		"sub_resource":
+			var sub_type: Variant = fields.get("type")
+			if not _is_text(sub_type):
+				_fail("%s names no type as a plain string" % where)
+				return
+			_scan.add_class(sub_type, where)
+		"resource", "node", "connection", "editable":
+			pass
+		_:
+			_corrupt("%s is not a tag the engine's loader knows" % where)
+
+
+## Whether a value read by _value() is a plain string (not OTHER, which is a String too).
+static func _is_text(value: Variant) -> bool:
+	return typeof(value) == TYPE_STRING and value != OTHER
+
+
+static func _describe(tag: Dictionary) -> String:
+	var fields: Dictionary = tag["fields"]
+	for key: String in ["id", "name", "path"]:
+		if fields.has(key):
+			return "[%s %s=\"%s\"]" % [tag["name"], key, str(fields[key]).left(80)]
+	return "[%s]" % tag["name"]
+
+
+# ----- the tag / assignment loop (VariantParser::parse_tag_assign_eof) -----------------------------
+
+## The next tag ({"tag": {name, fields}}) or assignment ({"name", "value"}), or {} at the end.
+func _tag_or_assignment() -> Dictionary:
+	if not _subject.is_empty():
+		var quick: Dictionary = _fast_event()
+		if not quick.is_empty():
+			return quick
+	var name: String = ""
+	while true:
+		if _pos >= _size:
+			return {}
+		var c: int = _bytes[_pos]
+		_pos += 1
+		if c == 59:  # ;
+			_skip_comment()
+			continue
+		if c == 91 and name.is_empty():  # [
+			var tag: Dictionary = _simple_tag() if _simple_tags else _tag()
+			return {} if _failed() else {"tag": tag}
+		if c <= 32:
+			continue
+		if c == 34:  # "
+			_pos -= 1
+			_next()
+			if _tok != Tok.STRING:
+				_corrupt("a quoted property name is not a valid string")
+				return {}
+			name = _text
+		elif c != 61:  # =
+			name += char(c)
+		else:
+			_next()
+			var value: Variant = _value()
+			return {} if _failed() else {"name": name, "value": value}
+	return {}
+
+
+## An ordinary line read in one regular-expression match: `name = value` with a plain name and a
+## value of the common kinds, or a tag whose fields are plain strings and integers. Anything else
+## (comments, quoted or split names, escapes in tag fields, Resource(...), Object(...)) finds no
+## match here and goes to the tokenizer. The expressions only accept what the tokenizer reads the
+## same way: the engine consumes exactly the matched text, or stops with a parse error inside it.
+## tests/test_text_format.py runs both on every corpus and real file and on mutations of them.
+func _fast_event() -> Dictionary:
+	if _peek_byte() != 91:  # [
+		var line: RegExMatch = _fast_assignment.search(_subject, _pos)
+		if line == null:
+			return {}
+		_pos = line.get_end()
+		var value: String = line.get_string("v")
+		return {"name": line.get_string(1), "value": null if value == "null" or value == "nil" else OTHER}
+	var tag: RegExMatch = _fast_tag.search(_subject, _pos)
+	if tag == null:
+		return {}
+	_pos = tag.get_end()
+	var fields: Dictionary = {}
+	var offset: int = tag.get_start(2)
+	for field: RegExMatch in _tag_field.search_all(tag.get_string(2)):
+		var text: String = _bytes.slice(offset + field.get_start(2), offset + field.get_end(2)).get_string_from_utf8()
+		fields[field.get_string(1)] = text if field.get_start(2) >= 0 else field.get_string(3).to_int()
+	return {"tag": {"name": tag.get_string(1), "fields": fields}}
+
+
+static var _fast_assignment: RegEx = RegEx.create_from_string(_assignment_pattern())
+static var _fast_tag: RegEx = RegEx.create_from_string(
+	"\\G" + _WS + "\\[" + _WS + "([A-Za-z_][A-Za-z0-9_]*+)((?:[\\x01-\\x20]++[A-Za-z_][A-Za-z0-9_]*+"
+	+ _WS + "=" + _WS + "(?:\"[^\"\\\\]*+\"|-?[0-9]++))*+)" + _WS + "\\]")
+static var _tag_field: RegEx = RegEx.create_from_string(
+	"([A-Za-z_][A-Za-z0-9_]*+)" + _WS + "=" + _WS + "(?:\"([^\"\\\\]*+)\"|(-?[0-9]++))")
+
+const _WS: String = "[\\x01-\\x20]*+"
+
+
+## `\G name = value`, the value in the named group "v" (recursive for arrays and dictionaries).
+static func _assignment_pattern() -> String:
+	var ws: String = _WS
+	var string: String = "\"(?:[^\"\\\\]++|\\\\(?:[^uU]|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{6}))*+\""
+	var numeric: String = "|".join(_NUMERIC)
+	var type: String = "(?:(?:ExtResource|SubResource)%s\\(%s%s%s\\)|[A-Za-z_][A-Za-z0-9_]*+(?!%s\\())" % [ws, ws, string, ws, ws]
+	var array: String = "\\[%s(?:(?&v)(?:%s,%s(?&v))*+(?:%s,)?+)?%s\\]" % [ws, ws, ws, ws, ws]
+	var dictionary: String = "\\{%s(?:(?&v)%s:%s(?&v)(?:%s,%s(?&v)%s:%s(?&v))*+(?:%s,)?+)?%s\\}" % [ws, ws, ws, ws, ws, ws, ws, ws, ws]
+	var values: PackedStringArray = [
+		"-?[0-9]++(?:\\.[0-9]*+)?+(?:[eE][+-]?+[0-9]*+)?+",
+		string,
+		"[&@]" + string,
+		"(?:true|false|null|nil|inf|inf_neg|-inf|nan)(?![A-Za-z0-9_])",
+		"(?:%s)%s\\([0-9A-Za-z_.,+\\-\\x01-\\x20]*+\\)" % [numeric, ws],
+		"(?:%s)%s\\(%s(?:%s)?%s\\)" % ["|".join(_BYTES), ws, ws, string, ws],
+		"(?:%s)%s\\(%s(?:%s(?:%s,%s%s)*+)?%s\\)" % ["|".join(_STRINGS), ws, ws, string, ws, ws, string, ws],
+		"NodePath%s\\(%s%s%s\\)" % [ws, ws, string, ws],
+		"(?:ExtResource|SubResource)%s\\(%s(?:%s|[0-9]++)%s\\)" % [ws, ws, string, ws],
+		"(?:Signal|Callable)%s\\(%s\\)" % [ws, ws],
+		"RID%s\\(%s(?:[0-9]++)?%s\\)" % [ws, ws, ws],
+		array,
+		dictionary,
+		"Array%s\\[%s%s%s\\]%s\\(%s%s%s\\)" % [ws, ws, type, ws, ws, ws, array, ws],
+		"Dictionary%s\\[%s%s%s,%s%s%s\\]%s\\(%s%s%s\\)" % [ws, ws, type, ws, ws, type, ws, ws, ws, dictionary, ws],
+	]
+	return "\\G%s([A-Za-z0-9_/:.\\-]++)%s=%s(?<v>%s)" % [ws, ws, ws, "|".join(values)]
+
+
+## A tag after its `[`: name (with `.`/`:` parts) and fields (VariantParser::_parse_tag).
+func _tag() -> Dictionary:
+	_next()
+	if _tok != Tok.IDENTIFIER:
+		_corrupt("a tag has no name")
+		return {}
+	var name: String = _text
+	var fields: Dictionary = {}
+	var naming: bool = true
+	while true:
+		if _pos >= _size:
+			_corrupt("the file ends inside the tag [%s" % name)
+			return {}
+		_next()
+		if _tok == Tok.BRACKET_CLOSE:
+			break
+		if naming and (_tok == Tok.PERIOD or _tok == Tok.COLON):
+			name += "." if _tok == Tok.PERIOD else ":"
+			_next()
+		else:
+			naming = false
+		if _tok != Tok.IDENTIFIER:
+			_corrupt("the tag [%s has something other than a field name" % name)
+			return {}
+		var field: String = _text
+		if naming:
+			name += field
+			continue
+		_next()
+		if _tok != Tok.EQUAL:
+			_corrupt("the field %s of [%s has no =" % [field, name])
+			return {}
+		_next()
+		fields[field] = _value()
+		if _failed():
+			return {}
+	return {"name": name, "fields": fields}
+
+
+## A "simple" tag, as config files have them: everything up to an unescaped `]`.
+func _simple_tag() -> Dictionary:
+	var start: int = _pos
+	var escaping: bool = false
+	while _pos < _size:
+		var c: int = _bytes[_pos]
+		_pos += 1
+		if c == 93 and not escaping:  # ]
+			var name: String = _bytes.slice(start, _pos - 1).get_string_from_utf8().strip_edges()
+			return {"name": name, "fields": {}}
+		escaping = c == 92 and not escaping  # backslash
+	_corrupt("the file ends inside a section header")
+	return {}
+
+
+# ----- values (VariantParser::parse_value) ---------------------------------------------------------
+
+## Read the value whose first token is the current one. Return it for a string, number, bool or
+## null; OTHER for anything else.
+func _value() -> Variant:
+	match _tok:
+		Tok.STRING, Tok.STRING_NAME:
+			# Where the loader wants a String (a tag's type, path or id) it converts a StringName
+			# to the same text, so &"GDScript" names the class that "GDScript" does.
+			return _text
+		Tok.NUMBER:
+			return _text.to_float() if _text.contains(".") or _text.contains("e") or _text.contains("E") else _text.to_int()
+		Tok.COLOR:
+			return OTHER
+		Tok.CURLY_OPEN:
+			_dictionary()
+			return OTHER
+		Tok.BRACKET_OPEN:
+			_array()
+			return OTHER
+		Tok.IDENTIFIER:
+			return _identifier_value()
+	_corrupt("a value is missing or malformed")
+	return null
+
+
+func _identifier_value() -> Variant:
+	var id: String = _text
+	if id in _SCALARS:
+		match id:
+			"true":
+				return true
+			"false":
+				return false
+			"null", "nil":
+				return null
+		return OTHER
+	if id in _NUMERIC:
+		_numbers(id)
+	elif id in _BYTES:
+		_arguments(id, [Tok.STRING, Tok.NUMBER])
+	elif id in _STRINGS:
+		_arguments(id, [Tok.STRING])
+	elif id == "NodePath":
+		_arguments(id, [Tok.STRING])
+	elif id == "RID":
+		_arguments(id, [Tok.NUMBER])
+	elif id == "Signal" or id == "Callable":
+		_arguments(id, [])
+	elif id in _REFERENCES:
+		_reference(id)
+	elif id == "Array":
+		_typed_container(id, 1)
+	elif id == "Dictionary":
+		_typed_container(id, 2)
+	elif id == "Object":
+		_inline_object()
+	else:
+		_corrupt("line %d has a value the engine does not know (%s)" % [_line(), id.left(60)])
+	return OTHER
+
+
+func _array() -> void:
+	if not _deeper():
+		return
+	var need_comma: bool = false
+	while true:
+		if _pos >= _size:
+			_corrupt("the file ends inside an array")
+			return
+		_next()
+		if _tok == Tok.BRACKET_CLOSE:
+			_depth -= 1
+			return
+		if need_comma:
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: an array is missing a comma" % _line())
+				return
+			need_comma = false
+			continue
+		_value()
+		if _failed():
+			return
+		need_comma = true
+
+
+func _dictionary() -> void:
+	if not _deeper():
+		return
+	var need_comma: bool = false
+	while true:
+		if _pos >= _size:
+			_corrupt("the file ends inside a dictionary")
+			return
+		_next()
+		if _tok == Tok.CURLY_CLOSE:
+			_depth -= 1
+			return
+		if need_comma:
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: a dictionary is missing a comma" % _line())
+				return
+			need_comma = false
+			continue
+		_value()
+		if _failed():
+			return
+		_next()
+		if _tok != Tok.COLON:
+			_corrupt("line %d: a dictionary key has no colon" % _line())
+			return
+		_next()
+		_value()
+		if _failed():
+			return
+		need_comma = true
+
+
+## Count one more level of nesting; false (after failing) past the limit.
+func _deeper() -> bool:
+	_depth += 1
+	if _depth > _MAX_DEPTH:
+		_fail("line %d: values nest deeper than %d levels" % [_line(), _MAX_DEPTH])
+		return false
+	return true
+
+
+## `Name(` numbers `)`. Long runs (a mesh's vertices) are checked in one pass: when everything up
+## to the next `)` is digits, letters, `_`, `.`, `,`, `+`, `-` and whitespace, the engine either
+## reads exactly that far or stops with an error, so nothing in between needs a token of its own.
+func _numbers(id: String) -> void:
+	_next()
+	if _tok != Tok.PAREN_OPEN:
+		_corrupt("line %d: %s has no (" % [_line(), id])
+		return
+	var close: int = _bytes.find(41, _pos)
+	if close >= 0 and _plain_numbers(_pos, close):
+		_pos = close + 1
+		return
+	_arguments_after_paren(id, [Tok.NUMBER])
+
+
+func _plain_numbers(from: int, to: int) -> bool:
+	return _not_numeric.search(_bytes.slice(from, to).get_string_from_ascii()) == null
+
+
+## `Name(` arguments of the kinds in `allowed`, separated by commas `)`.
+func _arguments(id: String, allowed: Array) -> void:
+	_next()
+	if _tok != Tok.PAREN_OPEN:
+		_corrupt("line %d: %s has no (" % [_line(), id])
+		return
+	_arguments_after_paren(id, allowed)
+
+
+func _arguments_after_paren(id: String, allowed: Array) -> void:
+	var need_comma: bool = false
+	while true:
+		_next()
+		if _tok == Tok.PAREN_CLOSE:
+			return
+		if need_comma:
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: %s(...) is missing a comma" % [_line(), id])
+				return
+			need_comma = false
+			continue
+		var ok: bool = _tok in allowed or (Tok.NUMBER in allowed and _tok == Tok.IDENTIFIER and _text in _STOR_FIX)
+		if not ok:
+			_corrupt("line %d: %s(...) holds something other than its arguments" % [_line(), id])
+			return
+		need_comma = true
+
+
+## `Object(Class, "property": value, ...)`: the engine instantiates Class and sets each property,
+## `script` included, so the class counts as instantiated and a script set here as set.
+func _inline_object() -> void:
+	var line: int = _line()
+	_next()
+	if _tok != Tok.PAREN_OPEN:
+		_corrupt("line %d: Object has no (" % line)
+		return
+	_next()
+	if _tok != Tok.IDENTIFIER:
+		_corrupt("line %d: Object(...) names no class" % line)
+		return
+	var where: String = "an inline Object(%s, ...) on line %d" % [_text, line]
+	_scan.add_class(_text, where)
+	_next()
+	if _tok != Tok.COMMA:
+		_corrupt("line %d: Object(...) has no comma after its class" % line)
+		return
+	var need_comma: bool = false
+	while not _failed():
+		_next()
+		if _tok == Tok.PAREN_CLOSE:
+			return
+		if need_comma:
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: Object(...) is missing a comma" % _line())
+				return
+			need_comma = false
+			continue
+		if _tok != Tok.STRING:
+			_corrupt("line %d: Object(...) has a property name that is not a string" % _line())
+			return
+		var property: String = _text
+		_next()
+		if _tok != Tok.COLON:
+			_corrupt("line %d: Object(...) has a property without a colon" % _line())
+			return
+		_next()
+		var value: Variant = _value()
+		if property == "script" and value != null:
+			_scan.mark_script(where)
+		need_comma = true
+
+
+## Resource / ExtResource / SubResource: each string argument is a path (or uid) that the engine
+## loads where it has no handler for the reference (always for Resource).
+func _reference(id: String) -> void:
+	_next()
+	if _tok != Tok.PAREN_OPEN:
+		_corrupt("line %d: %s has no (" % [_line(), id])
+		return
+	var loads: bool = id == "Resource" or _generic_refs
+	var need_comma: bool = false
+	while true:
+		_next()
+		if _tok == Tok.PAREN_CLOSE:
+			return
+		if need_comma:
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: %s(...) is missing a comma" % [_line(), id])
+				return
+			need_comma = false
+			continue
+		if _tok == Tok.STRING:
+			if loads:
+				var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
+				if _text.begins_with("uid://"):
+					_scan.add_load("", _text, where, "both")
+				else:
+					_scan.add_load(_text, "", where, "both")
+		elif _tok != Tok.NUMBER:
+			_corrupt("line %d: %s(...) holds something other than an id or a path" % [_line(), id])
+			return
+		need_comma = true
+
+
+## Array[Type]([...]) and Dictionary[Key, Value]({...}). A type is a built-in type name, a class
+## name, or a reference to a script (ExtResource/SubResource/Resource(...)).
+func _typed_container(id: String, types: int) -> void:
+	_next()
+	if _tok != Tok.BRACKET_OPEN:
+		_corrupt("line %d: %s has no [" % [_line(), id])
+		return
+	for i: int in types:
+		if i > 0:
+			_next()
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: %s[...] is missing a comma" % [_line(), id])
+				return
+		_next()
+		if _tok != Tok.IDENTIFIER:
+			_corrupt("line %d: %s[...] has no element type" % [_line(), id])
+			return
+		if _text in _REFERENCES and _peek_byte() == 40:  # (
+			_reference(_text)
+			if _failed():
+				return
+	_next()
+	if _tok != Tok.BRACKET_CLOSE:
+		_corrupt("line %d: %s[...] is not closed" % [_line(), id])
+		return
+	_next()
+	if _tok != Tok.PAREN_OPEN:
+		_corrupt("line %d: %s[...] has no (" % [_line(), id])
+		return
+	_next()
+	if id == "Array" and _tok == Tok.BRACKET_OPEN:
+		_array()
+	elif id == "Dictionary" and _tok == Tok.CURLY_OPEN:
+		_dictionary()
+	else:
+		_corrupt("line %d: %s[...](...) holds no %s" % [_line(), id, "array" if id == "Array" else "dictionary"])
+		return
+	if _failed():
+		return
+	_next()
+	if _tok != Tok.PAREN_CLOSE:
+		_corrupt("line %d: %s[...](...) is not closed" % [_line(), id])
+
+
+## The next byte that is not whitespace or a comment, without consuming anything; -1 at the end.
+func _peek_byte() -> int:
+	var at: int = _pos
+	while at < _size:
+		var c: int = _bytes[at]
+		if c == 59:
+			var end: int = _bytes.find(10, at)
+			if end < 0:
+				return -1
+			at = end + 1
+		elif c <= 32:
+			at += 1
+		else:
+			return c
+	return -1
+
+
+# ----- tokens (VariantParser::get_token) -----------------------------------------------------------
+
+## A byte that cannot be part of a run of numbers, inf/nan names, commas and whitespace.
+static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x01-\\x20]")
+const _PUNCTUATION: Dictionary = {
+	123: Tok.CURLY_OPEN, 125: Tok.CURLY_CLOSE, 91: Tok.BRACKET_OPEN, 93: Tok.BRACKET_CLOSE,
+	40: Tok.PAREN_OPEN, 41: Tok.PAREN_CLOSE, 58: Tok.COLON, 44: Tok.COMMA, 46: Tok.PERIOD, 61: Tok.EQUAL,
+}
+
+
+## Read the next token into _tok (and _text for identifiers, numbers and strings).
+func _next() -> void:
+	while _pos < _size:
+		var c: int = _bytes[_pos]
+		_pos += 1
+		if c <= 32:
+			continue
+		if _PUNCTUATION.has(c):
+			_tok = _PUNCTUATION[c]
+			return
+		match c:
+			59:  # ;
+				_skip_comment()
+				continue
+			35:  # #
+				_color()
+				return
+			38, 64:  # & @ (the second is Godot 3's StringName)
+				if _pos >= _size or _bytes[_pos] != 34:
+					_error("& or @ is not followed by a string")
+					return
+				_pos += 1
+				_string()
+				if _tok == Tok.STRING:
+					_tok = Tok.STRING_NAME
+				return
+			34:  # "
+				_string()
+				return
+		_word(c)
+		return
+	_tok = Tok.EOF
+
+
+func _skip_comment() -> void:
+	var end: int = _bytes.find(10, _pos)
+	_pos = _size if end < 0 else end + 1
+
+
+func _color() -> void:
+	while _pos < _size and _is_hex(_bytes[_pos]):
+		_pos += 1
+	# The engine's colour token ends at the first non-hex character; at the end of the file the
+	# stream reports its end instead.
+	_tok = Tok.EOF if _pos >= _size else Tok.COLOR
+
+
+## A string after its opening quote; _text is its value as the engine builds it (bytes, escapes,
+## then read as UTF-8).
+func _string() -> void:
+	var out: PackedByteArray = PackedByteArray()
+	while true:
+		if _next_quote < _pos and _next_quote != -2:
+			_next_quote = _bytes.find(34, _pos)
+			if _next_quote < 0:
+				_next_quote = -2
+		if _next_slash < _pos and _next_slash != -2:
+			_next_slash = _bytes.find(92, _pos)
+			if _next_slash < 0:
+				_next_slash = -2
+		var quote: int = _next_quote
+		var slash: int = _next_slash
+		if quote < 0:
+			_error("a string is never closed")
+			_pos = _size
+			return
+		if slash < 0 or quote < slash:
+			out.append_array(_bytes.slice(_pos, quote))
+			_pos = quote + 1
+			break
+		out.append_array(_bytes.slice(_pos, slash))
+		_pos = slash + 1
+		if _pos >= _size:
+			_error("a string ends in a backslash")
+			return
+		var escaped: int = _escape()
+		if escaped < 0:
+			_error("a string has a malformed \\u escape")
+			return
+		out.append(escaped if escaped <= 0xFF else 0x20)
+	_tok = Tok.STRING
+	_text = out.get_string_from_utf8()
+
+
+## The character an escape stands for, after its backslash; -1 if malformed.
+func _escape() -> int:
+	var next: int = _bytes[_pos]
+	_pos += 1
+	match next:
+		98:
+			return 8
+		116:
+			return 9
+		110:
+			return 10
+		102:
+			return 12
+		114:
+			return 13
+		117, 85:  # u U
+			var digits: int = 4 if next == 117 else 6
+			if _pos + digits > _size:
+				return -1
+			var value: int = 0
+			for i: int in digits:
+				var h: int = _bytes[_pos + i]
+				if not _is_hex(h):
+					return -1
+				value = value * 16 + _hex_value(h)
+			_pos += digits
+			return value
+	return next
+
+
+## A number or an identifier starting with byte `c` (already consumed), or an error token.
+func _word(c: int) -> void:
+	var start: int = _pos - 1
+	if c == 45:  # -
+		if _pos >= _size:
+			_error("the file ends in a -")
+			return
+		c = _bytes[_pos]
+		_pos += 1
+	if _is_digit(c):
+		_number_body()
+		_text = _bytes.slice(start, _pos).get_string_from_ascii()
+		_tok = Tok.NUMBER
+	elif _is_alpha(c):
+		while _pos < _size and (_is_alpha(_bytes[_pos]) or _is_digit(_bytes[_pos])):
+			_pos += 1
+		_text = _bytes.slice(start, _pos).get_string_from_ascii()
+		_tok = Tok.IDENTIFIER
+	else:
+		_error("a character the engine's parser does not accept (byte %d)" % c)
+
+
+## The rest of a number after its first digit: digits, then `.` digits, then e/E, sign, digits.
+func _number_body() -> void:
+	var state: int = 0  # 0 integer part, 1 decimals, 2 exponent
+	var exponent_sign: bool = false
+	var exponent_digits: bool = false
+	while _pos < _size:
+		var c: int = _bytes[_pos]
+		if state == 0 and c == 46:
+			state = 1
+		elif state < 2 and (c == 101 or c == 69):
+			state = 2
+		elif _is_digit(c):
+			exponent_digits = state == 2
+		elif state == 2 and (c == 43 or c == 45) and not exponent_sign and not exponent_digits:
+			exponent_sign = true
+		else:
+			return
+		_pos += 1
+
+
+static func _is_digit(c: int) -> bool:
+	return c >= 48 and c <= 57
+
+
+static func _is_alpha(c: int) -> bool:
+	return (c >= 65 and c <= 90) or (c >= 97 and c <= 122) or c == 95
+
+
+static func _is_hex(c: int) -> bool:
+	return _is_digit(c) or (c >= 65 and c <= 70) or (c >= 97 and c <= 102)
+
+
+static func _hex_value(c: int) -> int:
+	if _is_digit(c):
+		return c - 48
+	return (c & ~32) - 55
+
+
+# ----- errors ------------------------------------------------------------------------------------
+
+## Stop at something this reader does not understand, which the engine might: not vouched for.
+func _fail(reason: String) -> void:
+	_scan.fail(reason)
+
+
+## Stop at a syntax error: the engine's loader stops there too.
+func _corrupt(reason: String) -> void:
+	_scan.fail_corrupt(reason)
+
+
+## A malformed token: the engine's parser stops there; so does this reader, refusing the file.
+func _error(what: String) -> void:
+	_tok = Tok.ERROR
+	_corrupt("line %d: %s" % [_line(), what])
+
+
+func _failed() -> bool:
+	return _scan.stopped()
+
+
+func _line() -> int:
+	return _bytes.slice(0, mini(_pos, _size)).count(10) + 1

@@ -1,0 +1,83 @@
+"""The text reader's fast paths read every file exactly as its tokenizer does (gdscript/safety/text_format.gd).
+
+The fast paths take an ordinary line in one regular-expression match; the tokenizer is the port of
+the engine's parser. Both run on the hostile corpus, every .tres/.tscn in the repository, layout
+mutations of scripted files, and random byte edits of all of those, and must report the same
+classes, loads and script, stop on the same files, and never hit a GDScript error (which would
+silently cut a check short).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import hostile_corpus as corpus
+from conftest import REPO
+
+pytestmark = pytest.mark.godot
+
+CHECK = REPO / "tests" / "gdscript" / "text_format_check.gd"
+
+
+def sources() -> dict[str, bytes]:
+    files = {f"{case.name}/{name}": data for case in corpus.text_cases()
+             for name, data in case.files.items() if name.endswith((".tres", ".tscn"))}
+    for path in sorted(REPO.glob("**/*.t[rs][ec][sn]")):
+        if ".venv" not in path.parts and path.is_file():
+            files[str(path.relative_to(REPO))] = path.read_bytes()
+    for seed in range(60):
+        files[f"mutation/{seed}.tres"] = corpus.mutated(f"m{seed}", seed)
+    return files
+
+
+def byte_edits(data: bytes, rng: random.Random) -> bytes:
+    """`data` with a few bytes inserted, removed or replaced, favouring the ones the grammar cares about."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(len(out) + 1)
+        piece = bytes([rng.choice(b' \t\n\r;"\\[](){}=:,#&@-.0aZ_\x01\x0b\xc3\xa9')])
+        action = rng.randrange(3)
+        if action == 0:
+            out[at:at] = piece
+        elif at < len(out):
+            out[at:at + 1] = b"" if action == 1 else piece
+    return bytes(out)
+
+
+def run_check(godot_bin: str, files: dict[str, bytes], folder: Path) -> list[dict[str, object]]:
+    paths = []
+    for number, (name, data) in enumerate(files.items()):
+        path = folder / f"{number:04d}.tres"
+        path.write_bytes(data)
+        paths.append(str(path))
+    done = subprocess.run([godot_bin, "--headless", "-s", str(CHECK), "--", str(REPO), *paths],
+                          capture_output=True, timeout=600, cwd=folder)
+    output = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+    assert "SCRIPT ERROR" not in output, output[output.find("SCRIPT ERROR"):][:2000]
+    lines = done.stdout.decode().splitlines()
+    assert lines and lines[-1] == "DONE", output[-2000:]
+    return [json.loads(line, strict=False) for line in lines if line.startswith("{")]
+
+
+def test_fast_paths_and_tokenizer_agree_on_real_and_hostile_files(godot_bin: str, tmp_path: Path) -> None:
+    files = sources()
+    results = run_check(godot_bin, files, tmp_path)
+    assert len(results) == len(files)
+    for name, result in zip(files, results):
+        assert result["fast"] == result["slow"], name
+    clean = [name for name, result in zip(files, results) if not result["slow"]["script"]]
+    assert any(name.startswith("tests/fixtures") for name in clean), "no real file read as clean"
+
+
+def test_fast_paths_and_tokenizer_agree_on_damaged_files(godot_bin: str, tmp_path: Path) -> None:
+    rng = random.Random(20261123)
+    originals = list(sources().values())
+    files = {f"damaged/{i}": byte_edits(rng.choice(originals), rng) for i in range(3000)}
+    results = run_check(godot_bin, files, tmp_path)
+    disagreements = [name for name, result in zip(files, results) if result["fast"] != result["slow"]]
+    assert disagreements == [], [(name, files[name][:300]) for name in disagreements[:3]]
