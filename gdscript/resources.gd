@@ -1,13 +1,12 @@
 extends RefCounted
-## Resources named in requests and values: confined to the project, checked for scripts, loaded fresh.
+## Resources named in requests and values: confined to the project, checked for code, loaded fresh.
 
 const Job = preload("job.gd")
 const Props = preload("props.gd")
+const Guard = preload("safety/guard.gd")
 const Paths = preload("safety/paths.gd")
 
-const _SCRIPT_TYPES: Array[String] = ["GDScript", "Script", "CSharpScript"]
 const _TEXT_TYPES: Array[String] = ["tres", "tscn"]
-static var _script_line: RegEx = RegEx.create_from_string("(?m)^script = |^\\[(ext|sub)_resource type=\"(GDScript|Script|CSharpScript)\"")
 static var _loadable: PackedStringArray = []
 static var _ext_path: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource [^\\n]*path=\"([^\"]+)\"")
 
@@ -33,10 +32,13 @@ static func confine(path: String, job: Job, where: String) -> String:
 	return simple
 
 
-## Load the resource at res:// `path` fresh from disk, refusing scripts unless allowed.
+## Load the resource at res:// `path` fresh from disk, after guard.gd has found that loading it runs
+## no code (unless allowed) and opens nothing outside the project.
 static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
+		return null
+	if not Guard.check(path, job, where):
 		return null
 	# A text resource is read once, for both checks; the engine's dependency list would parse it again.
 	var text: String = FileAccess.get_file_as_string(path) if path.get_extension() in _TEXT_TYPES else ""
@@ -44,11 +46,6 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if not unimported.is_empty():
 		job.fail(Job.NOT_IMPORTED, "%s: %s has not been imported by the engine (the project has no import data for it)" % [where, unimported], where)
 		return null
-	if not job.allow_scripts:
-		var carrier: String = script_carrier(path, {}, text)
-		if not carrier.is_empty():
-			job.fail(Job.UNSAFE_RESOURCE, "%s: %s carries a script (in %s); loading it would run code, so set allow_scripts: true if you trust it" % [where, path, carrier], where)
-			return null
 	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_REPLACE_DEEP)
 	if loaded == null:
 		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))], where)
@@ -86,33 +83,6 @@ static func _load_error(path: String) -> Error:
 		if not target.is_empty() and not ResourceLoader.exists(target):
 			return ERR_FILE_MISSING_DEPENDENCIES
 	return ERR_FILE_CORRUPT
-
-
-## The file (this one or one it depends on) whose resources carry a script, or "".
-## Scenes count too: loading a PackedScene loads its nodes' scripts, which runs their static
-## initialisers (measured: a `static var` initialiser wrote a file when a .tscn was read).
-## `text`: the file's text, when the caller has read it already.
-static func script_carrier(path: String, seen: Dictionary, text: String = "") -> String:
-	if seen.has(path):
-		return ""
-	seen[path] = true
-	if path.get_extension() in ["gd", "cs"]:
-		return ""
-	if path.get_extension() not in _TEXT_TYPES:
-		var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
-		for marker: String in _SCRIPT_TYPES:
-			if bytes.get_string_from_ascii().contains(marker):
-				return path
-		return ""
-	if text.is_empty():
-		text = FileAccess.get_file_as_string(path)
-	if _script_line.search(text) != null:
-		return path
-	for found: RegExMatch in _ext_path.search_all(text):
-		var carrier: String = script_carrier(found.get_string(1), seen)
-		if not carrier.is_empty():
-			return carrier
-	return ""
 
 
 ## A Resource value from JSON: null, or a path to an existing resource of a class in `hint`.
