@@ -133,6 +133,12 @@ def gdscript_dir() -> Path:
     return installed if installed.is_dir() else here.parent / "gdscript"
 
 
+_QUIET_PROJECT = (
+    "config_version=5\n\n[debug]\n\nfile_logging/enable_file_logging=false\n"
+    "file_logging/enable_file_logging.pc=false\n"
+)
+"""A throwaway project that leaves no log file in the user's data folder."""
+
 PACK_FLAVOURS = ("safe", "trusted")
 """Settings packs: "safe" also shadows the project's GDExtension list and script class cache;
 "trusted" (for allow_scripts) leaves those to the project (gdscript/tools/make_pack.gd)."""
@@ -153,7 +159,7 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
         return pack
     pack.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="godot-bridge-pack-") as scratch:
-        (Path(scratch) / "project.godot").write_text("config_version=5\n", "utf-8")
+        (Path(scratch) / "project.godot").write_text(_QUIET_PROJECT, "utf-8")
         building = pack.with_name(f".{pack.name}.{os.getpid()}.tmp")
         argv = [engine.path, "--headless", "--path", scratch, "-s",
                 str(gdscript_dir() / "tools" / "make_pack.gd"), "--", str(building), flavour]
