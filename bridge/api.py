@@ -312,58 +312,69 @@ def engine_message(request: AnyRequest, root: Path) -> dict[str, Any]:
     return message
 
 
+VALUE_MEMBERS = frozenset({"properties", "shape_params", "property_overrides"})
+"""Members whose contents are property values (resource_read's `properties` is a list of names)."""
+
+
 def check_input(raw: Any) -> None:
     """Refuse what cannot cross the pipe intact: deep nesting, inexact numbers, broken text.
 
     Every member is walked without recursion, so no nesting depth can exhaust Python's stack,
-    and the engine's parser and value codec never see more than MAX_DEPTH levels.
+    and the engine's parser and value codec never see more than MAX_DEPTH levels. A number or a
+    string that no property can hold is invalid_value inside property values, invalid_request in
+    any other member.
     """
     if not isinstance(raw, dict):
         return
     for key, value in raw.items():
         field = str(key)
+        values = field in VALUE_MEMBERS and not (field == "properties" and raw.get("op") == "resource_read")
         stack: list[tuple[Any, int]] = [(value, 1)]
         while stack:
             item, depth = stack.pop()
             if isinstance(item, dict):
-                _check_scalar(field, list(item.keys()))
+                _check_scalar(field, list(item.keys()), values)
                 children: Any = item.values()
             elif isinstance(item, (list, tuple)):
                 children = item
             else:
-                _check_scalar(field, [item])
+                _check_scalar(field, [item], values)
                 continue
             if depth > MAX_DEPTH:
                 raise InvalidRequest(f"{field} nests arrays or objects deeper than {MAX_DEPTH} levels", field=field)
-            nested = _check_scalar(field, children)
+            nested = _check_scalar(field, children, values)
             stack.extend((child, depth + 1) for child in nested)
 
 
-def _check_scalar(field: str, items: Any) -> list[Any]:
-    """Check the scalars among `items`; return the containers among them."""
+def _check_scalar(field: str, items: Any, values: bool) -> list[Any]:
+    """Check the scalars among `items` (inside property values when `values`); return the containers."""
     nested: list[Any] = []
+    error = InvalidValue if values else InvalidRequest
     for item in items:
         if isinstance(item, (dict, list, tuple)):
             nested.append(item)
         elif isinstance(item, float):
             if not math.isfinite(item):
-                raise InvalidValue(
-                    f"{field} holds the number {item}; write non-finite floats as the strings "
-                    '"inf", "-inf" or "nan"',
-                    field=field,
-                )
+                hint = '; write non-finite floats as the strings "inf", "-inf" or "nan"' if values else ""
+                raise error(f"{field} holds the number {item}{hint}", field=field)
         elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > _EXACT_INT:
-            raise InvalidValue(
+            raise error(
                 f"{field} holds the integer {item}, beyond the ±2^53 that JSON numbers carry exactly",
                 field=field,
             )
-        elif isinstance(item, str) and not item.isascii():
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidRequest(
-                    f"{field} holds text that is not valid Unicode (an unpaired surrogate)", field=field
-                ) from None
+        elif isinstance(item, str):
+            if values and "\0" in item:
+                # The engine would store U+FFFD in its place and report the value as set. (Paths
+                # with a NUL get their own codes, from bridge/paths.py.)
+                raise InvalidValue(f"{field} holds text with a NUL character, which a Godot string cannot hold",
+                                   field=field)
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InvalidRequest(
+                        f"{field} holds text that is not valid Unicode (an unpaired surrogate)", field=field
+                    ) from None
     return nested
 
 
