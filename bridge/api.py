@@ -387,7 +387,7 @@ def hold_writes(worker: Worker, root: Path, message: dict[str, Any], deadline: f
     message goes out): a shape saved and attached is written both or neither, even under SIGKILL.
     """
     written = _written(root, message)
-    rewrites = [Path(os.path.realpath(path)) for path in written] if "scene_path" in message else []
+    rewrites = [Path(path) for path in written] if "scene_path" in message else []
     held = locks.hold(rewrites, deadline)
     before = locks.snapshot(rewrites)
 
@@ -403,11 +403,12 @@ def hold_writes(worker: Worker, root: Path, message: dict[str, Any], deadline: f
 
 
 def _written(root: Path, message: dict[str, Any]) -> list[str]:
-    """The files an engine message writes, as paths under the project's real root."""
+    """The files an engine message writes, as real paths: the engine writes through links to the
+    file they lead to (gdscript/saving.gd), and puts its temp file beside that one."""
     keys: list[str] = [key for key in ("save_path", "scene_path", "dest_path") if key in message]
     if "path" in message and message.get("op") != "resource_read":
         keys.append("path")
-    return [os.path.join(root, str(message[key]).removeprefix("res://")) for key in keys]
+    return [os.path.realpath(os.path.join(root, str(message[key]).removeprefix("res://"))) for key in keys]
 
 
 def decode_request(text: str) -> dict[str, Any]:

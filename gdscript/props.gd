@@ -29,7 +29,7 @@ static func infos(target: Object) -> Dictionary:
 ## Convert and set every entry of `values` on `target`; `member` names the request member.
 ## Return the values as set (name -> value), each read back once all are set, since setting one
 ## property can reset another. Whether the engine will also save them is for check_stored() to
-## confirm, or for Saving.save(), which finds them in the file it writes.
+## confirm, or for Saving.save(), which loads back the file it writes.
 static func apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
 	var values_set: Dictionary = {}
 	if values.is_empty():

@@ -1,63 +1,75 @@
 extends RefCounted
-## Save resources atomically, keeping UIDs: write a temp file beside the target, fix its UIDs,
-## rename it over the target. A failure at any step leaves the target as it was and no temp file.
+## Write files atomically, inside the project, and only once they are proven to hold what was meant.
+##
+## Every write: find the target's real path (links followed) and check that it lies in the project,
+## outside .godot/; make the missing folders one at a time, noting each; write a temp file beside
+## the real target; prove it (a resource, loaded fresh from it, must encode exactly as the resource
+## in memory; bytes, read back, must be the same bytes); check that the folder still resolves to the
+## same real place; rename over the target. A failure at any step removes the temp file and the
+## folders this write made, and nothing else: a link on the way stays, and so does the old file.
+##
+## Why load the file back: the engine's savers do not see a write that fails at close (the file is
+## flushed by fclose, whose result the engine ignores), so on a nearly full disk ResourceSaver.save
+## returns OK for a file cut short. And why re-check the folder: the target was checked when the
+## request came in, but a folder on the way may have become a link since.
 
 const Job = preload("job.gd")
-const Props = preload("props.gd")
-const SceneText = preload("scene_text.gd")
 const Paths = preload("safety/paths.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
 static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
-## One DirAccess for every folder check and rename: each DirAccess.*_absolute call makes its own
-## (four system calls more per call). Opened on the project's real path: the worker's settings
-## pack makes a DirAccess on res:// see only the pack (see main.gd).
+## One DirAccess for every folder check and rename (each DirAccess.*_absolute call makes its own),
+## opened on the project's real path: under the worker's settings pack a DirAccess on res:// sees
+## only the pack (see safety/paths.gd).
 static var _project: DirAccess = null
 
 
-## Save `resource` as res:// `path`; `where` names the request member for errors. `values_set`
-## are the properties a request set (from request member `member`): the engine must have written
-## each of them, or the request fails with invalid_value and nothing is saved.
-static func save(resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = "") -> void:
-	var folder: String = path.get_base_dir()
-	var made: String = _make_folders(folder, job, where)
+## Save `resource` as res:// `path`; `where` names the request member for errors, `member` the
+## one whose values `values_set` (name -> value) the request set. Return what undo() needs to put
+## the target back as it was (empty once the job failed).
+static func save(resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = "") -> Dictionary:
+	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
-		return
-	var uid: String = uid_of(path)
+		return {}
+	var uid: String = uid_of(write["real"])
 	if uid.is_empty():
 		uid = ResourceUID.id_to_text(ResourceUID.create_id())
-	var temp: String = temp_path(path)
-	var err: Error = ResourceSaver.save(resource, temp)
+	var err: Error = ResourceSaver.save(resource, write["temp"])
 	if err == OK:
-		err = _check_and_stamp(temp, uid, resource, values_set, job, member)
+		err = _stamp(write["temp"], uid)
 	if err == OK:
-		err = _dir().rename(Paths.absolute(temp), Paths.absolute(path))
-	if err == OK:
-		return
-	DirAccess.remove_absolute(Paths.absolute(temp))
-	_remove_made(made, folder)
+		_prove_resource(resource, write, job, where, values_set, member)
+	if not job.failed() and err != OK:
+		_fail_save(write, job, where, err)
+	return _finish(write, job, where)
+
+
+## Put `bytes` in place of the file at res:// `path`, the same way; return what undo() needs.
+static func write_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> Dictionary:
+	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
-		return
-	if _dir().dir_exists(Paths.absolute(path)):
-		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
-	else:
-		job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s)" % [where, path, Job.error_name(err)], where)
-
-
-## Put `bytes` in place of the file at res:// `path` the same way: temp file, then rename.
-static func write_bytes(path: String, bytes: PackedByteArray) -> Error:
-	var temp: String = temp_path(path)
-	var file: FileAccess = FileAccess.open(temp, FileAccess.WRITE)
-	if file == null:
-		return FileAccess.get_open_error()
-	file.store_buffer(bytes)
-	file.close()
-	var err: Error = file.get_error() if file.get_error() != ERR_FILE_EOF else OK
-	if err == OK:
-		err = _dir().rename(Paths.absolute(temp), Paths.absolute(path))
+		return {}
+	var err: Error = _store(write["temp"], bytes)
+	if err == OK and FileAccess.get_file_as_bytes(write["temp"]) != bytes:
+		err = ERR_FILE_CANT_WRITE
 	if err != OK:
-		DirAccess.remove_absolute(Paths.absolute(temp))
-	return err
+		_fail_save(write, job, where, err)
+	return _finish(write, job, where)
+
+
+## Put back what a write done by save() or write_bytes() replaced (its old bytes, or no file and
+## none of the folders it made). Atomic like the write it undoes.
+static func undo(done: Dictionary) -> void:
+	if done.is_empty():
+		return
+	var real: String = done["real"]
+	if done["old"] == null:
+		DirAccess.remove_absolute(real)
+		_remove_folders(done["made"])
+		return
+	var temp: String = temp_path(real)
+	if _store(temp, done["old"]) != OK or _dir().rename(temp, real) != OK:
+		DirAccess.remove_absolute(temp)
 
 
 ## A temp file beside `path`, named by this process's id: the bridge removes those of an engine
@@ -84,22 +96,155 @@ static func uid_of(path: String) -> String:
 	return ""
 
 
-## Confirm that the file saved at `temp` holds every value set, then give it its own uid and every
-## external reference its target's uid. FAILED once the job failed.
-static func _check_and_stamp(temp: String, uid: String, resource: Resource, values_set: Dictionary, job: Job, member: String) -> Error:
-	# One open both reads and rewrites the file (two opens cost a path walk each).
-	var file: FileAccess = FileAccess.open(temp, FileAccess.READ_WRITE)
-	if file == null:
-		return FileAccess.get_open_error()
-	var text: String = file.get_as_text()
+# ----- the steps of a write ---------------------------------------------------------------------
+
+## Check the target and make its folders: {real, folder, temp, made, old, mode}, or fail the job.
+static func _begin(path: String, job: Job, where: String) -> Dictionary:
+	var real: String = Paths.real(path)
+	if not Paths.inside(real):
+		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s now resolves outside the project (to %s); nothing was written" % [where, path, real], where)
+		return {}
+	var inside: String = Paths.to_res(real)
+	if inside == "res://project.godot" or inside.begins_with("res://.godot/"):
+		job.fail(Job.INVALID_PATH, "%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside], where)
+		return {}
+	if _dir().dir_exists(real):
+		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
+		return {}
+	var write: Dictionary = {"path": path, "real": real, "folder": real.get_base_dir(), "temp": temp_path(real),
+		"made": [], "old": null, "mode": -1}
+	if FileAccess.file_exists(real):
+		write["old"] = FileAccess.get_file_as_bytes(real)
+		if not _writable(real, write, job, where):
+			return {}
+	write["made"] = _make_folders(write["folder"], job, where)
+	return {} if job.failed() else write
+
+
+## Keep the target's permissions, and refuse one that nobody may write (0444).
+static func _writable(real: String, write: Dictionary, job: Job, where: String) -> bool:
+	if OS.get_name() == "Windows":
+		return true
+	var mode: int = FileAccess.get_unix_permissions(real)
+	write["mode"] = mode
+	if mode & (FileAccess.UNIX_WRITE_OWNER | FileAccess.UNIX_WRITE_GROUP | FileAccess.UNIX_WRITE_OTHER) == 0:
+		job.fail(Job.SAVE_FAILED, "%s: %s is read-only (ERR_FILE_NO_PERMISSION); nothing was written" % [where, write["path"]], where)
+		return false
+	return true
+
+
+## Load the temp file fresh and fail unless it encodes exactly as `resource` does.
+static func _prove_resource(resource: Resource, write: Dictionary, job: Job, where: String, values_set: Dictionary, member: String) -> void:
+	var written: Resource = ResourceLoader.load(write["temp"], "", ResourceLoader.CACHE_MODE_IGNORE)
+	if written == null:
+		job.fail(Job.SAVE_FAILED, "%s: the file written for %s does not load back (ERR_FILE_CORRUPT); nothing was written" % [where, write["path"]], where)
+		return
+	# Each value the request set must read back: a property can stop being stored when another is
+	# set (StandardMaterial3D.normal_enabled under per-vertex shading loses its STORAGE flag), and
+	# then neither object's encoding below holds it.
+	var name: String = ""
+	for set_name: String in values_set:
+		if not _same(written.get(set_name), resource.get(set_name), {}):
+			name = set_name
+			break
+	# The usual proof, in native code: every stored property, nested resources included, encodes
+	# the same. Short of that the slow comparison decides (the saver writes dictionary keys sorted,
+	# so a dictionary set in another order encodes differently and is still the same value).
+	if name.is_empty() and var_to_bytes_with_objects(written) != var_to_bytes_with_objects(resource):
+		name = _first_difference(resource, written, {})
+	if name.is_empty():
+		return
+	if values_set.has(name):
+		job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: the saved file holds %s; nothing was written" % [member, name, resource.get_class(), name, _shown(written.get(name))], member)
+	else:
+		job.fail(Job.SAVE_FAILED, "%s: the file written for %s does not hold what was meant (%s differs); nothing was written" % [where, write["path"], name if not name.is_empty() else "its class"], where)
+
+
+## The first stored property whose value differs between the two objects ("the class" when their
+## classes do), or "" when they hold the same. `seen` ends cycles of nested resources.
+static func _first_difference(a: Object, b: Object, seen: Dictionary) -> String:
+	if a.get_class() != b.get_class():
+		return "the class"
+	seen[a] = true
+	var names: Dictionary = {}
+	for object: Object in [a, b]:
+		for info: Dictionary in object.get_property_list():
+			if info["usage"] & PROPERTY_USAGE_STORAGE:
+				names[info["name"]] = true
+	for name: String in names:
+		if not _same(a.get(name), b.get(name), seen):
+			return name
+	return ""
+
+
+## Whether two values are the same: dictionaries whatever their order, NaN as NaN, resources that
+## live in a file by their path, embedded ones by what they hold.
+static func _same(a: Variant, b: Variant, seen: Dictionary) -> bool:
+	if typeof(a) != typeof(b):
+		return false
+	match typeof(a):
+		TYPE_OBJECT:
+			if a == null or b == null or a == b:
+				return a == b
+			if a is Resource and b is Resource and _external(a) and a.resource_path == b.resource_path:
+				return true
+			return seen.has(a) or _first_difference(a, b, seen).is_empty()
+		TYPE_DICTIONARY:
+			if a.size() != b.size():
+				return false
+			for key: Variant in a:
+				if not b.has(key) or not _same(a[key], b[key], seen):
+					return false
+			return true
+		TYPE_ARRAY:
+			if a.size() != b.size():
+				return false
+			for i: int in a.size():
+				if not _same(a[i], b[i], seen):
+					return false
+			return true
+		TYPE_FLOAT:
+			return a == b or (is_nan(a) and is_nan(b))
+	return a == b
+
+
+static func _external(resource: Resource) -> bool:
+	return not resource.resource_path.is_empty() and not resource.resource_path.contains("::")
+
+
+static func _shown(value: Variant) -> String:
+	var text: String = var_to_str(value)
+	return text if text.length() <= 80 else text.left(77) + "..."
+
+
+## Fail the job for an error of the engine's save or of a file operation.
+static func _fail_save(write: Dictionary, job: Job, where: String, err: Error) -> void:
+	job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s); nothing was written" % [where, write["path"], Job.error_name(err)], where)
+
+
+## Check the folder still resolves where it did, then rename the temp file over the target; on any
+## failure, remove the temp file and the folders made. Return what undo() needs, or {}.
+static func _finish(write: Dictionary, job: Job, where: String) -> Dictionary:
+	if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
+		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: a folder on the way to %s was replaced while it was being written; nothing was written" % [where, write["path"]], where)
+	if not job.failed():
+		if write["mode"] >= 0:
+			FileAccess.set_unix_permissions(write["temp"], write["mode"])
+		var err: Error = _dir().rename(write["temp"], write["real"])
+		if err == OK:
+			return write
+		_fail_save(write, job, where, err)
+	DirAccess.remove_absolute(write["temp"])
+	_remove_folders(write["made"])
+	return {}
+
+
+## Give the text resource at `temp` (an absolute path) its own uid and every external reference its
+## target's uid, the way the editor writes them.
+static func _stamp(temp: String, uid: String) -> Error:
+	var text: String = FileAccess.get_file_as_string(temp)
 	if text.is_empty():
 		return ERR_FILE_CORRUPT
-	if not values_set.is_empty():
-		# A value the file lacks is one the engine does not store, or one equal to its default,
-		# which the saver leaves out: only for those is the object asked which it is.
-		Props.check_stored(resource, _unwritten(text, values_set.keys()), job, member)
-		if job.failed():
-			return FAILED
 	var newline: int = text.find("\n")
 	var header: String = _uid_attr.sub(text.substr(0, newline), "")
 	header = header.trim_suffix("]") + " uid=\"%s\"]" % uid
@@ -114,27 +259,20 @@ static func _check_and_stamp(temp: String, uid: String, resource: Resource, valu
 		patched += "[ext_resource %suid=\"%s\" path=\"%s\"%s]" % [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
 		last = found.get_end()
 	patched += body.substr(last)
-	var stamped: PackedByteArray = (header + patched).to_utf8_buffer()
-	file.seek(0)
-	file.store_buffer(stamped)
-	if file.get_length() > stamped.size():
-		file.resize(stamped.size())
+	return _store(temp, (header + patched).to_utf8_buffer())
+
+
+## Write `bytes` as the whole file at `path` (absolute), with every step's error checked.
+static func _store(path: String, bytes: PackedByteArray) -> Error:
+	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
+	if file == null:
+		return FileAccess.get_open_error()
+	# store_buffer() returns nothing before Godot 4.4, and close() drops the error of its flush:
+	# callers prove the bytes by reading them back.
+	file.store_buffer(bytes)
+	var err: Error = file.get_error()
 	file.close()
-	return file.get_error() if file.get_error() != ERR_FILE_EOF else OK
-
-
-## Those of `names` that are not properties of the main resource in the .tres `text`.
-static func _unwritten(text: String, names: Array) -> Array:
-	var at: int = text.rfind("\n[resource]\n")
-	if at < 0:
-		return names
-	var section: String = text.substr(at + "\n[resource]".length())
-	if section.contains("\""):
-		# A string may span lines and hold one that reads like a property: scan the text properly.
-		var sections: Array[Dictionary] = SceneText.scan(text)
-		var written: Dictionary = sections[-1]["props"]
-		return names.filter(func(name: String) -> bool: return not written.has(name))
-	return names.filter(func(name: String) -> bool: return not section.contains("\n%s = " % name))
+	return err if err != ERR_FILE_EOF else OK
 
 
 static func _dir() -> DirAccess:
@@ -143,29 +281,29 @@ static func _dir() -> DirAccess:
 	return _project
 
 
-## Create missing folders up to `folder`; return the outermost one created ("" if none).
-static func _make_folders(folder: String, job: Job, where: String) -> String:
-	var outermost: String = ""
+## Make each missing folder down to `folder` (a real path inside the project), one at a time; return
+## those made, outermost first. A file on the way fails the job, and nothing made stays.
+static func _make_folders(folder: String, job: Job, where: String) -> Array:
+	var missing: Array = []
 	var probe: String = folder
-	while not _dir().dir_exists(Paths.absolute(probe)) and probe != "res://":
-		# A file in the way would be taken for a folder this save made, and removed on failure.
+	while not _dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
 		if FileAccess.file_exists(probe):
-			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, probe], where)
-			return ""
-		outermost = probe
+			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, Paths.to_res(probe)], where)
+			return []
+		missing.push_front(probe)
 		probe = probe.get_base_dir()
-	if outermost.is_empty():
-		return ""
-	var err: Error = DirAccess.make_dir_recursive_absolute(Paths.absolute(folder))
-	if err != OK:
-		job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, folder, Job.error_name(err)], where)
-	return outermost
+	var made: Array = []
+	for each: String in missing:
+		var err: Error = _dir().make_dir(each)
+		if err != OK:
+			_remove_folders(made)
+			job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, Paths.to_res(each), Job.error_name(err)], where)
+			return []
+		made.append(each)
+	return made
 
 
-static func _remove_made(outermost: String, folder: String) -> void:
-	if outermost.is_empty():
-		return
-	var current: String = folder
-	while current.length() >= outermost.length():
-		DirAccess.remove_absolute(Paths.absolute(current))
-		current = current.get_base_dir()
+## Remove folders made by a write, innermost first (only if empty: nothing else is ever removed).
+static func _remove_folders(made: Array) -> void:
+	for i: int in range(made.size() - 1, -1, -1):
+		_dir().remove(made[i])

@@ -203,11 +203,9 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## Write `content` over the scene atomically (Saving.write_bytes: a temp file, renamed over it).
+## Write `content` over the scene atomically and checked (Saving.write_bytes).
 func write(content: String, job: Job, where: String) -> void:
-	var err: Error = Saving.write_bytes(path, content.to_utf8_buffer())
-	if err != OK:
-		job.fail(Job.SAVE_FAILED, "%s: could not write %s (%s)" % [where, path, error_string(err)], where)
+	Saving.write_bytes(path, content.to_utf8_buffer(), job, where)
 
 
 ## The id of an ext_resource for `saved_path`: the existing one, or a new line added to `edits`.

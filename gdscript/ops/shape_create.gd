@@ -7,7 +7,6 @@ const Job = preload("../job.gd")
 const Props = preload("../props.gd")
 const Saving = preload("../saving.gd")
 const SceneText = preload("../scene_text.gd")
-const Paths = preload("../safety/paths.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
@@ -20,7 +19,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var values: Dictionary = Props.apply(shape, request.get("properties", {}), job, "properties")
 	var saved: String = request.get("save_path", "")
 	if saved.is_empty():
-		# Saving.save() confirms from the file it writes that every value is stored; nothing else does.
+		# Saving.save() proves every value from the file it writes; with no file, the object says.
 		Props.check_stored(shape, values.keys(), job, "properties")
 	var scene: SceneText = null
 	if not job.failed() and request.has("scene_path"):
@@ -34,15 +33,12 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if scene == null:
 		Saving.save(shape, saved, job, "save_path", values, "properties")
 		return {}
-	var before: PackedByteArray = FileAccess.get_file_as_bytes(saved) if FileAccess.file_exists(saved) else PackedByteArray()
-	var had_file: bool = FileAccess.file_exists(saved)
-	var missing_folder: String = _outermost_missing(saved.get_base_dir())
-	Saving.save(shape, saved, job, "save_path", values, "properties")
+	var done: Dictionary = Saving.save(shape, saved, job, "save_path", values, "properties")
 	if job.failed():
 		return {}
 	scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, Saving.uid_of(saved)), job, "scene_path")
 	if job.failed():
-		_put_back(saved, had_file, before, missing_folder)
+		Saving.undo(done)
 	return {}
 
 
@@ -87,24 +83,3 @@ static func _target(scene_path: String, node_path: String, type: String, base: S
 static func _node_key(node_path: String) -> String:
 	var key: String = node_path.trim_prefix("./").trim_suffix("/")
 	return "." if key.is_empty() else key
-
-
-static func _outermost_missing(folder: String) -> String:
-	var outermost: String = ""
-	while not DirAccess.dir_exists_absolute(Paths.absolute(folder)) and folder != "res://":
-		outermost = folder
-		folder = folder.get_base_dir()
-	return outermost
-
-
-## Undo the save of `path`: restore its old bytes, or remove it and the folders made for it.
-static func _put_back(path: String, had_file: bool, before: PackedByteArray, missing_folder: String) -> void:
-	if had_file:
-		# Atomic like the save it undoes: an engine killed here must not leave half a file.
-		Saving.write_bytes(path, before)
-		return
-	DirAccess.remove_absolute(Paths.absolute(path))
-	var folder: String = path.get_base_dir()
-	while not missing_folder.is_empty() and folder.length() >= missing_folder.length():
-		DirAccess.remove_absolute(Paths.absolute(folder))
-		folder = folder.get_base_dir()
