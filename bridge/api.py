@@ -362,6 +362,9 @@ def _check_scalar(field: str, items: Any, values: bool) -> list[Any]:
                 f"{field} holds the integer {item}, beyond the ±2^53 that JSON numbers carry exactly",
                 field=field,
             )
+        elif isinstance(item, HugeInteger):
+            raise error(f"{field} holds an integer of {len(item.lstrip('-'))} digits, beyond the ±2^53 that JSON "
+                        "numbers carry exactly", field=field)
         elif isinstance(item, str):
             if values and "\0" in item:
                 # The engine would store U+FFFD in its place and report the value as set. (Paths
@@ -411,10 +414,21 @@ def _written(root: Path, message: dict[str, Any]) -> list[str]:
     return [os.path.realpath(os.path.join(root, str(message[key]).removeprefix("res://"))) for key in keys]
 
 
+class HugeInteger(str):
+    """An integer literal too long for Python to convert (over 4,300 digits): check_input refuses it."""
+
+
+def _integer(literal: str) -> int | HugeInteger:
+    try:
+        return int(literal)
+    except ValueError:
+        return HugeInteger(literal)
+
+
 def decode_request(text: str) -> dict[str, Any]:
     """Return the JSON object of one request's text, or raise InvalidJson."""
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_int=_integer)
     except (ValueError, RecursionError):
         shown = "not UTF-8" if text.startswith("\0") else "not valid JSON"
         raise InvalidJson(f"the request is {shown}; send one JSON object") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import sys
 import time
@@ -88,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
-    if args.timeout <= 0:
-        return _usage("--timeout must be a positive number of seconds")
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        return _usage(f"--timeout must be a positive number of seconds, not {args.timeout}")
     try:
         if args.command == "schema":
             from .models import request_schema

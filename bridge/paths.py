@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 from pathlib import Path
 
@@ -46,7 +47,11 @@ def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> 
         raise InvalidPath(
             f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
         )
-    real = _real_below(str(root), relative)
+    try:
+        real = _real_below(str(root), relative)
+    except OSError as exc:
+        raise InvalidPath(f"{field} {value!r} changed while it was being checked ({exc.strerror})",
+                          field=field) from None
     prefix = str(root).rstrip("/") + "/"
     if not real.startswith(prefix):
         raise PathOutsideProject(
@@ -78,14 +83,25 @@ def _real_below(root: str, relative: str) -> str:
             # Missing (or not a folder): realpath takes the rest of the path as written.
             return os.path.join(candidate, *parts[at + 1 :])
         if stat.S_ISLNK(mode):
+            # realpath() lets an OSError through when a link vanishes between its lstat and its
+            # readlink; the caller reports that as a path that changed while it was checked.
             return os.path.realpath(os.path.join(current, *parts[at:]))
         current = candidate
     return current
 
 
+_UNWRITABLE = re.compile(r'["\x00-\x1f\x7f]')
+"""Characters a path cannot have: resource files quote paths without escaping them (the engine's own
+saver writes `path="..."` as is), so a quote or a line break in a path would end the string early."""
+
+
 def _relative(value: str, field: str) -> str:
     if "\0" in value:
         raise InvalidPath(f"{field} contains a NUL byte", field=field)
+    bad = _UNWRITABLE.search(value)
+    if bad is not None:
+        raise InvalidPath(f"{field} {value!r} holds {bad.group()!r}, which no path in a resource file can hold",
+                          field=field)
     text = value[len("res://"):] if value.startswith("res://") else value
     if not text.strip():
         raise InvalidPath(f"{field} is empty", field=field)

@@ -51,6 +51,7 @@ _READ = 1 << 18
 _HEAD = re.compile(rb" (\d{1,15}) ")
 _HEAD_MAX = 18
 _STOP_WAIT = 2.0
+_POLL_MAX_MS = 3_600_000
 START_TIMEOUT = 30.0
 """Seconds an engine may take to become ready."""
 MAX_REQUESTS = 10_000
@@ -524,7 +525,8 @@ def wait_any(workers: Iterable[Worker], deadline: float, wake: int | None = None
         poller.register(wake, select.POLLIN)
     if not owners and wake is None:
         return False
-    timeout = max(0, math.ceil((deadline - time.monotonic()) * 1000))
+    # poll() takes a 32-bit count of milliseconds: a deadline days away is waited for in pieces.
+    timeout = min(_POLL_MAX_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
     woken = False
     for fd, _ in poller.poll(timeout):
         if fd == wake:

@@ -11,6 +11,8 @@ extends RefCounted
 
 const Job = preload("job.gd")
 const Saving = preload("saving.gd")
+const Scan = preload("safety/scan.gd")
+const TextFormat = preload("safety/text_format.gd")
 
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 static var _header: RegEx = RegEx.create_from_string("^\\[(\\w+)( [^\\n]*)?\\]\\s*$")
@@ -203,9 +205,17 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## Write `content` over the scene atomically and checked (Saving.write_bytes).
+## Write `content` over the scene atomically and checked (Saving.write_bytes), once it is known to
+## parse as a scene: an edit that broke the file's syntax would be caught only when the scene is
+## next opened.
 func write(content: String, job: Job, where: String) -> void:
-	Saving.write_bytes(path, content.to_utf8_buffer(), job, where)
+	var bytes: PackedByteArray = content.to_utf8_buffer()
+	var scan: Scan = Scan.new()
+	TextFormat.new(bytes, scan).resource_file()
+	if not scan.finished:
+		job.fail(Job.SAVE_FAILED, "%s: the edited %s would not parse (%s); nothing was written" % [where, path, scan.corrupt + scan.unreadable], where)
+		return
+	Saving.write_bytes(path, bytes, job, where)
 
 
 ## The id of an ext_resource for `saved_path`: the existing one, or a new line added to `edits`.

@@ -1,0 +1,212 @@
+"""A second attacker's pass: code the engine would run, and hostile input that must not harm.
+
+Each test is one finding of that pass (issue 18): a value naming a native library, code that a
+request with allow_scripts left running, quotes and line breaks in a save path, a file whose
+expansion grows as 2^depth, an engine outliving its bridge, one scene named two ways in one batch,
+command-line values and failures that ended in a traceback, and a handful of smaller ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+import hostile_corpus as corpus
+from bridge import Bridge, paths
+from bridge.pool import Pool
+from bridge.errors import BridgeError
+from conftest import REPO, run_cli
+
+pytestmark = pytest.mark.godot
+
+LIBRARY = """#include <stdio.h>
+__attribute__((constructor)) static void ran(void) {
+    FILE *f = fopen(MARKER, "w");
+    if (f) { fputs("ran", f); fclose(f); }
+}
+int entry(void *a, void *b, void *c) { return 0; }
+"""
+
+
+def new_project(tmp_path: Path, name: str = "project") -> Path:
+    project = tmp_path / name
+    project.mkdir()
+    (project / "project.godot").write_text("config_version=5\n")
+    return project
+
+
+def marks(project: Path) -> list[str]:
+    return sorted(p.name for p in project.glob(f"{corpus.MARK}*"))
+
+
+def test_a_value_naming_a_native_library_does_not_load_it(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    library = project / "libmark.so"
+    source = tmp_path / "mark.c"
+    source.write_text(LIBRARY.replace("MARKER", corpus.quoted(str(project / "MARK_library.txt"))))
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True, timeout=60)
+    (project / "mark.gdextension").write_text(
+        '[configuration]\nentry_symbol = "entry"\ncompatibility_minimum = "4.1"\n\n'
+        '[libraries]\nlinux.x86_64 = "res://libmark.so"\n')
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                            "resource_path": "m.tres", "properties": {"next_pass": "mark.gdextension"}})
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    assert marks(project) == []
+
+
+@pytest.mark.parametrize("save_path", ['a"b.tres', "a\nb.tres", 'shapes/x"]\n[node name="Evil" parent="."]\n.tres'])
+def test_a_save_path_cannot_break_into_the_scene_text(tmp_path: Path, godot_bin: str, save_path: str) -> None:
+    project = new_project(tmp_path)
+    scene = '[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n[node name="Shape" type="CollisionShape3D" parent="."]\n'
+    (project / "level.tscn").write_text(scene)
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
+                            "save_path": save_path, "scene_path": "level.tscn", "node_path": "Shape"})
+        assert reply["error"]["code"] == "invalid_path", reply
+        assert (project / "level.tscn").read_text() == scene
+        read = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "level.tscn"})
+    assert read["result"] == "ok"
+
+
+def test_a_write_through_a_file_link_writes_the_file_it_leads_to(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    (project / "real.tres").write_text('[gd_resource type="StandardMaterial3D" format=3 uid="uid://bonlyone0001"]\n\n'
+                                       '[resource]\nroughness = 0.5\n')
+    (project / "link.tres").symlink_to("real.tres")
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                            "resource_path": "link.tres", "properties": {"roughness": 0.25}})
+    assert reply["result"] == "ok", reply
+    assert (project / "link.tres").is_symlink()
+    text = (project / "real.tres").read_text()
+    assert "roughness = 0.25" in text and 'uid="uid://bonlyone0001"' in text
+    assert [p.name for p in project.iterdir() if p.is_file() and not p.is_symlink() and p.suffix == ".tres"] == ["real.tres"]
+
+
+@pytest.mark.parametrize("timeout, status", [("nan", 2), ("inf", 2), ("-1", 2), ("3000000", 0)])
+def test_any_timeout_is_a_reply_or_a_usage_error(tmp_path: Path, godot_bin: str, timeout: str, status: int) -> None:
+    project = new_project(tmp_path)
+    (project / "plain.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
+    request = json.dumps({"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"})
+    done = run_cli("--godot", godot_bin, "--timeout", timeout, "run", request)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == status, done.stderr
+    if status == 2:
+        assert done.stdout == "" and "--timeout" in done.stderr
+
+
+def test_an_unwritable_lock_folder_is_an_error_reply(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    (project / "level.tscn").write_text('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n'
+                                        '[node name="Shape" type="CollisionShape3D" parent="."]\n')
+    cache = tmp_path / "cache"
+    (cache / "godot-bridge" / "locks").mkdir(parents=True)
+    request = json.dumps({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
+                          "scene_path": "level.tscn", "node_path": "Shape"})
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "GODOT_BIN": godot_bin}
+    subprocess.run([sys.executable, "-m", "bridge", "schema"], env=env, cwd=REPO, capture_output=True, check=True)
+    (cache / "godot-bridge" / "locks").chmod(0o500)
+    try:
+        done = subprocess.run([sys.executable, "-m", "bridge", "run", request], env=env, cwd=REPO, capture_output=True,
+                              text=True, timeout=120)
+    finally:
+        (cache / "godot-bridge" / "locks").chmod(0o700)
+    assert "Traceback" not in done.stderr, done.stderr
+    if os.geteuid() == 0:
+        # root writes through a read-only folder: the edit is made, which is all this can show here.
+        assert json.loads(done.stdout)["result"] == "ok"
+    else:
+        assert json.loads(done.stdout)["error"]["code"] == "save_failed"
+
+
+def test_a_link_vanishing_while_it_is_checked_is_an_error_not_a_crash(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    project = new_project(tmp_path)
+    (project / "d").symlink_to(project)
+    root = paths.project_root(str(project))
+
+    def vanished(*args: Any, **kwargs: Any) -> str:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    # lstat saw a link; by the time it is read, it is gone (os.path.realpath lets that escape).
+    monkeypatch.setattr(os, "readlink", vanished)
+    with pytest.raises(BridgeError) as raised:
+        paths.to_res(root, "d/x.tres", field="resource_path", suffixes=(".tres",))
+    assert raised.value.field == "resource_path"
+
+
+def test_a_failed_save_removes_every_folder_it_made(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    deep = "/".join(f"level{i}" for i in range(16)) + "/x.tres"
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                            "resource_path": deep,
+                            "properties": {"shading_mode": "SHADING_MODE_PER_VERTEX", "normal_enabled": True}})
+    assert reply["error"]["code"] == "invalid_value", reply
+    assert sorted(p.name for p in project.iterdir()) == ["project.godot"]
+
+
+def test_a_read_only_target_is_left_as_it_is(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    target = project / "locked.tres"
+    target.write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nroughness = 0.5\n')
+    target.chmod(0o444)
+    before = target.read_bytes()
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                            "resource_path": "locked.tres"})
+        kept = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                           "resource_path": "group.tres"})
+    assert reply["error"]["code"] == "save_failed" and "read-only" in reply["error"]["message"], reply
+    assert target.read_bytes() == before and stat.S_IMODE(target.stat().st_mode) == 0o444
+    assert kept["result"] == "ok"
+
+
+def test_a_file_mode_is_kept_when_the_file_is_replaced(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    target = project / "shared.tres"
+    target.write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
+    target.chmod(0o664)
+    with Bridge(godot_bin) as bridge:
+        assert bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                           "resource_path": "shared.tres", "properties": {"roughness": 0.5}})["result"] == "ok"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o664
+
+
+def test_a_shader_that_mentions_gdscript_is_no_script(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    (project / "glow.gdshader").write_text("// Not GDScript, nor a Script: a shader.\nshader_type spatial;\n"
+                                           "uniform float amount = 0.5;\n")
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "ShaderMaterial",
+                            "resource_path": "glow.tres", "shader_path": "glow.gdshader",
+                            "properties": {"shader_parameter/amount": 0.25}})
+    assert reply["result"] == "ok", reply
+
+
+@pytest.mark.parametrize("member, code", [("properties", "invalid_value"), ("depth", "invalid_request")])
+def test_an_integer_of_5000_digits_is_refused_by_the_member_it_is_in(tmp_path: Path, godot_bin: str,
+                                                                    member: str, code: str) -> None:
+    project = new_project(tmp_path)
+    huge = "9" * 5000
+    if member == "properties":
+        text = ('{"op": "material_create", "project_path": ' + json.dumps(str(project)) + ', "material_type": '
+                '"StandardMaterial3D", "resource_path": "m.tres", "properties": {"render_priority": ' + huge + '}}')
+    else:
+        text = ('{"op": "resource_read", "project_path": ' + json.dumps(str(project)) + ', "resource_path": "m.tres", '
+                '"depth": ' + huge + '}')
+    done = run_cli("--godot", godot_bin, "run", text)
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == code
