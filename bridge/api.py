@@ -168,7 +168,7 @@ class Bridge(EngineHost):
         """Serve one validated request; return its reply."""
         try:
             root = paths.project_root(request.project_path)
-            message = engine_message(request, root)
+            message, _ = engine_message(request, root)
             answer = self._call(root, message)
             if self._should_import(root, answer):
                 failure = self._import(root)
@@ -278,38 +278,36 @@ class Bridge(EngineHost):
         return reply
 
 
-def engine_message(request: AnyRequest, root: Path) -> dict[str, Any]:
-    """Return what the engine needs of a request: its members with paths made res:// paths."""
+def engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """Return what the engine needs of a request (its members with paths made res:// paths), and
+    the real path of each file member, by the member's name in the message."""
     message: dict[str, Any] = request.model_dump(
         exclude_none=True, exclude={"id", "project_path", "resource_path", "save_path"}
     )
+    reals: dict[str, str] = {}
+
+    def place(key: str, value: str, field: str, suffixes: tuple[str, ...]) -> None:
+        message[key], reals[key] = paths.resolve(root, value, field=field, suffixes=suffixes)
+
     if request.path_key is not None:
         suffixes = paths.READABLE_SUFFIXES if isinstance(request, ResourceRead) else paths.RESOURCE_SUFFIXES
         message.pop("path", None)
-        message["path"] = paths.to_res(
-            root, getattr(request, request.path_key), field=request.path_key, suffixes=suffixes
-        )
+        place("path", getattr(request, request.path_key), request.path_key, suffixes)
     if isinstance(request, MaterialCreate) and request.shader_path is not None:
-        message["shader_path"] = paths.to_res(
-            root, request.shader_path, field="shader_path", suffixes=paths.SHADER_SUFFIXES
-        )
+        place("shader_path", request.shader_path, "shader_path", paths.SHADER_SUFFIXES)
     if isinstance(request, ShapeCreate):
         message.pop("shape_params", None)
         message["properties"] = request.params
         for key, suffixes in (("save_path", paths.RESOURCE_SUFFIXES), ("scene_path", paths.SCENE_SUFFIXES)):
             value = getattr(request, key)
             if value is not None:
-                message[key] = paths.to_res(root, value, field=key, suffixes=suffixes)
+                place(key, value, key, suffixes)
     if isinstance(request, ResourceDuplicate):
-        message["source_path"] = paths.to_res(
-            root, request.source_path, field="source_path", suffixes=paths.READABLE_SUFFIXES
-        )
-        message["dest_path"] = paths.to_res(
-            root, request.dest_path, field="dest_path", suffixes=paths.RESOURCE_SUFFIXES
-        )
-        if message["dest_path"] == message["source_path"]:
-            raise InvalidPath("dest_path must differ from source_path", field="dest_path")
-    return message
+        place("source_path", request.source_path, "source_path", paths.READABLE_SUFFIXES)
+        place("dest_path", request.dest_path, "dest_path", paths.RESOURCE_SUFFIXES)
+        if reals["dest_path"] == reals["source_path"]:
+            raise InvalidPath("dest_path must differ from source_path (it names the same file)", field="dest_path")
+    return message, reals
 
 
 VALUE_MEMBERS = frozenset({"properties", "shape_params", "property_overrides"})

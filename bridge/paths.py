@@ -42,6 +42,12 @@ def project_root(project_path: str) -> Path:
 
 def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> str:
     """Return `value` as a normalised `res://` path inside `root`, or raise why it is refused."""
+    return resolve(root, value, field=field, suffixes=suffixes)[0]
+
+
+def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
+    """Return `value` as a normalised `res://` path inside `root` and the real path it names (the
+    file's identity: two paths through links to one file have one real path); or raise why not."""
     relative = _relative(value, field)
     if not relative.lower().endswith(suffixes):
         raise InvalidPath(
@@ -64,7 +70,7 @@ def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> 
                 f"{field} {value!r} points at the engine's own files (project.godot or .godot/)",
                 field=field,
             )
-    return "res://" + relative
+    return "res://" + relative, real
 
 
 def _real_below(root: str, relative: str) -> str:

@@ -61,7 +61,6 @@ WEAR_CHECK = 256
 IDLE_WAIT = 1.0
 """Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
-_FILE_KEYS = ("path", "save_path", "scene_path", "source_path", "dest_path", "shader_path")
 _READ_KEYS = frozenset({"source_path", "shader_path"})
 _READ, _WRITE = 0, 1
 _ROOTS_CACHED = 64
@@ -70,7 +69,8 @@ _SKIPPED = "skipped: an earlier request failed and --stop-on-error is set"
 ArgvFor = Callable[[Path, str], Sequence[str]]
 """Build the command line of a worker for a project root and a reply token."""
 
-FileKey = tuple[Path, str]
+FileKey = str
+"""A file's real path."""
 
 
 @dataclass
@@ -411,13 +411,13 @@ class Pool(EngineHost):
             return _Item(index, raw, reply=error_reply(raw, exc))
         try:
             root = self._root(request.project_path)
-            message = engine_message(request, root)
+            message, reals = engine_message(request, root)
         except BridgeError as exc:
             return _Item(index, raw, reply=error_reply(request, exc))
+        # Keyed by real path: one file named two ways (a link) is one file for ordering and locks.
         files = [
-            ((root, message[key]), _READ if key in _READ_KEYS or isinstance(request, ResourceRead) else _WRITE)
-            for key in _FILE_KEYS
-            if key in message
+            (real, _READ if key in _READ_KEYS or isinstance(request, ResourceRead) else _WRITE)
+            for key, real in reals.items()
         ]
         return _Item(index, raw, job=_Job(index, request, root, message, files))
 

@@ -80,6 +80,22 @@ def test_a_save_path_cannot_break_into_the_scene_text(tmp_path: Path, godot_bin:
     assert read["result"] == "ok"
 
 
+def test_one_scene_named_two_ways_in_one_batch_neither_deadlocks_nor_loses_an_edit(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    nodes = "".join(f'[node name="S{i}" type="CollisionShape3D" parent="."]\n\n' for i in range(40))
+    (project / "level.tscn").write_text('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n' + nodes)
+    (project / "alias.tscn").symlink_to("level.tscn")
+    lines = [json.dumps({"op": "shape_create", "project_path": str(project), "shape_type": "SphereShape3D",
+                         "shape_params": {"radius": 1 + i}, "scene_path": "level.tscn" if i % 2 else "alias.tscn",
+                         "node_path": f"S{i}"}) for i in range(40)]
+    done = run_cli("--godot", godot_bin, "batch", "--jobs", "2", input="\n".join(lines) + "\n", timeout=120)
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["result"] for r in replies] == ["ok"] * 40, replies[:3]
+    text = (project / "level.tscn").read_text()
+    assert text.count("shape = SubResource(") == 40
+    assert (project / "alias.tscn").is_symlink()
+
+
 def test_a_write_through_a_file_link_writes_the_file_it_leads_to(tmp_path: Path, godot_bin: str) -> None:
     project = new_project(tmp_path)
     (project / "real.tres").write_text('[gd_resource type="StandardMaterial3D" format=3 uid="uid://bonlyone0001"]\n\n'
