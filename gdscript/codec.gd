@@ -352,8 +352,9 @@ static func _typed_dictionary(value: Dictionary, spec: String, job: Job, where: 
 
 # ----- Variant -> JSON -------------------------------------------------------------------------
 
-## Convert `value` to JSON. Resources are expanded `depth` levels deep, then given as paths.
-static func encode(value: Variant, depth: int, stack: Array = []) -> Variant:
+## Convert `value` to JSON. Resources are expanded `depth` levels deep, then given as paths; each
+## only once per reply: `expanded` holds those expanded already (see Resources.to_value).
+static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Variant:
 	match typeof(value):
 		TYPE_NIL, TYPE_BOOL, TYPE_INT, TYPE_STRING:
 			return value
@@ -386,14 +387,14 @@ static func encode(value: Variant, depth: int, stack: Array = []) -> Variant:
 		TYPE_DICTIONARY:
 			var out: Dictionary = {}
 			for key: Variant in value:
-				out[str(key)] = encode(value[key], depth, stack)
+				out[str(key)] = encode(value[key], depth, expanded)
 			return out
 		TYPE_OBJECT:
-			return Resources.to_value(value, depth, stack)
+			return Resources.to_value(value, depth, expanded)
 	if typeof(value) == TYPE_ARRAY or _PACKED_ELEMENT.has(typeof(value)):
 		var items: Array = []
 		for item: Variant in value:
-			items.append(encode(item, depth, stack))
+			items.append(encode(item, depth, expanded))
 		return items
 	return null
 

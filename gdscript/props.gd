@@ -85,7 +85,7 @@ static func check_stored(target: Object, names: Array, job: Job, member: String)
 
 
 ## The stored properties of `target` that differ from their defaults (all of them with `everything`).
-static func stored(target: Object, depth: int, stack: Array, everything: bool) -> Dictionary:
+static func stored(target: Object, depth: int, expanded: Dictionary, everything: bool) -> Dictionary:
 	var out: Dictionary = {}
 	var cls: String = target.get_class()
 	if not _defaults.has(cls):
@@ -105,7 +105,7 @@ static func stored(target: Object, depth: int, stack: Array, everything: bool) -
 			# Most properties hold their default exactly: skip same() and its call for those.
 			if typeof(default) == typeof(value) and default == value or same(default, value):
 				continue
-		out[name] = Codec.encode(value, depth, stack)
+		out[name] = Codec.encode(value, depth, expanded)
 	return out
 
 
@@ -113,11 +113,12 @@ static func stored(target: Object, depth: int, stack: Array, everything: bool) -
 static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictionary:
 	var known: Dictionary = infos(target)
 	var out: Dictionary = {}
+	var expanded: Dictionary = {target: true}
 	for name: Variant in names:
 		if not known.has(name):
 			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(str(name), known.keys())], "properties")
 			return {}
-		out[name] = Codec.encode(target.get(name), depth, [target])
+		out[name] = Codec.encode(target.get(name), depth, expanded)
 	return out
 
 

@@ -146,15 +146,19 @@ static func _embedded_in(value: Variant, path: String, seen: Dictionary) -> Reso
 	return null
 
 
-## A resource as JSON: its path once `depth` is spent (or on a cycle), else type, path, properties.
-static func to_value(value: Object, depth: int, stack: Array) -> Variant:
+## A resource as JSON: its path once `depth` is spent or once it has been expanded in this reply
+## (`expanded`), else {type, path, properties}. Expanding each resource once keeps a reply as large
+## as the file, not 2^depth: 40 sub-resources that each name the next twice would be expanded
+## a trillion times. The path names it (res://file.tres::ID for an embedded one), as at depth 0.
+static func to_value(value: Object, depth: int, expanded: Dictionary) -> Variant:
 	if not (value is Resource):
 		return null
 	var resource: Resource = value
-	if depth <= 0 or stack.has(resource):
+	if depth <= 0 or expanded.has(resource):
 		return resource.resource_path
+	expanded[resource] = true
 	return {
 		"type": resource.get_class(),
 		"path": resource.resource_path,
-		"properties": Props.stored(resource, depth - 1, stack + [resource], false),
+		"properties": Props.stored(resource, depth - 1, expanded, false),
 	}

@@ -80,6 +80,25 @@ def test_a_save_path_cannot_break_into_the_scene_text(tmp_path: Path, godot_bin:
     assert read["result"] == "ok"
 
 
+def test_an_exponential_file_is_expanded_once_per_resource(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    lines = ['[gd_resource type="Resource" load_steps=42 format=3]', ""]
+    lines += ['[sub_resource type="Resource" id="r40"]', 'resource_name = "leaf"', ""]
+    for i in range(39, -1, -1):
+        lines += [f'[sub_resource type="Resource" id="r{i}"]',
+                  f'metadata/a = SubResource("r{i + 1}")', f'metadata/b = SubResource("r{i + 1}")', ""]
+    lines += ["[resource]", 'metadata/root = SubResource("r0")', ""]
+    (project / "twice.tres").write_text("\n".join(lines))
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "twice.tres",
+                            "depth": 60})
+    assert reply["result"] == "ok", reply
+    text = json.dumps(reply)
+    assert len(text) < 100_000, len(text)
+    assert text.count('"leaf"') == 1
+    assert '"res://twice.tres::r40"' in text  # the second mention of a resource names it instead
+
+
 def test_one_scene_named_two_ways_in_one_batch_neither_deadlocks_nor_loses_an_edit(tmp_path: Path, godot_bin: str) -> None:
     project = new_project(tmp_path)
     nodes = "".join(f'[node name="S{i}" type="CollisionShape3D" parent="."]\n\n' for i in range(40))

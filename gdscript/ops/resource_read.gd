@@ -15,7 +15,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if request.has("properties"):
 		properties = Props.pick(resource, request["properties"], depth, job)
 	else:
-		properties = Props.stored(resource, depth, [resource], request.get("include_defaults", false))
+		properties = Props.stored(resource, depth, {resource: true}, request.get("include_defaults", false))
 	var script: Script = resource.get_script()
 	return {
 		"type": resource.get_class(),
