@@ -153,7 +153,10 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     cached per binary; a build is written beside its final name and renamed, so processes that
     build at once do not disturb each other.
     """
-    key = hashlib.sha256(f"{os.path.realpath(engine.path)}|{engine.version}".encode()).hexdigest()[:16]
+    builder = gdscript_dir() / "tools" / "make_pack.gd"
+    # Keyed by the builder's text too: a bridge that changes what goes in the pack gets a new one.
+    key = hashlib.sha256(f"{os.path.realpath(engine.path)}|{engine.version}|".encode()
+                         + builder.read_bytes()).hexdigest()[:16]
     pack = cache_dir() / "packs" / f"{key}-{flavour}.pck"
     if pack.is_file():
         return pack
@@ -161,8 +164,7 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     with tempfile.TemporaryDirectory(prefix="godot-bridge-pack-") as scratch:
         (Path(scratch) / "project.godot").write_text(_QUIET_PROJECT, "utf-8")
         building = pack.with_name(f".{pack.name}.{os.getpid()}.tmp")
-        argv = [engine.path, "--headless", "--path", scratch, "-s",
-                str(gdscript_dir() / "tools" / "make_pack.gd"), "--", str(building), flavour]
+        argv = [engine.path, "--headless", "--path", scratch, "-s", str(builder), "--", str(building), flavour]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT,
                                   stdin=subprocess.DEVNULL, check=False)

@@ -21,8 +21,13 @@ const OPERATIONS: Dictionary = {
 }
 
 const HEADER_SIZE: int = 16
+const _BEAT_MSEC: int = 250
+
+## Tells the heartbeat thread to end (the engine is quitting).
+static var _stopping: bool = false
 
 var _token: String = ""
+var _heartbeat: Thread = Thread.new()
 
 
 func _initialize() -> void:
@@ -32,7 +37,28 @@ func _initialize() -> void:
 	# Headless, the engine cannot draw, so it sleeps this long after every frame (6.9 ms by
 	# default), which capped a worker at ~145 requests/s. Reading stdin blocks while idle anyway.
 	OS.low_processor_usage_mode_sleep_usec = 0
+	_heartbeat.start(_beat)
 	_send({"seq": 0, "ready": true, "version": Engine.get_version_info().string})
+
+
+func _finalize() -> void:
+	_stopping = true
+	_heartbeat.wait_to_finish()
+
+
+## Write an empty line to stdout four times a second, from a thread of its own. The bridge reads
+## this process's stdout and throws it away; once the bridge is gone (killed, even in the middle of
+## a long request) the pipe has no reader, and the next write ends this process with SIGPIPE, whose
+## default action the engine keeps. So no engine outlives its bridge. (The settings pack makes
+## every print flush at once; Windows has no SIGPIPE, see bridge/engine.py.)
+static func _beat() -> void:
+	var slept: int = 0
+	while not _stopping:
+		OS.delay_msec(50)
+		slept += 50
+		if slept >= _BEAT_MSEC:
+			slept = 0
+			print("")
 
 
 func _process(_delta: float) -> bool:

@@ -99,6 +99,39 @@ def test_an_exponential_file_is_expanded_once_per_resource(tmp_path: Path, godot
     assert '"res://twice.tres::r40"' in text  # the second mention of a resource names it instead
 
 
+LONG_REQUEST = textwrap.dedent("""
+    import json, sys
+    from bridge import Bridge
+    project = sys.argv[1]
+    with Bridge(sys.argv[2], timeout=600) as bridge:
+        bridge.run({"op": "resource_read", "project_path": project, "resource_path": "plain.tres"})
+        print(json.dumps([w.pid for w in bridge._workers.values()]), flush=True)
+        bridge.run({"op": "resource_read", "project_path": project, "resource_path": "slow.tres",
+                    "allow_scripts": True})
+""")
+
+
+def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str) -> None:
+    project = new_project(tmp_path)
+    (project / "plain.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
+    (project / "slow.gd").write_text("extends Resource\nfunc _init() -> void:\n\tOS.delay_msec(60000)\n")
+    (project / "slow.tres").write_text('[gd_resource type="Resource" format=3]\n\n'
+                                       '[ext_resource type="Script" path="res://slow.gd" id="1"]\n\n'
+                                       '[resource]\nscript = ExtResource("1")\n')
+    bridge = subprocess.Popen([sys.executable, "-c", LONG_REQUEST, str(project), godot_bin],
+                              stdout=subprocess.PIPE, cwd=REPO)
+    assert bridge.stdout is not None
+    json.loads(bridge.stdout.readline())
+    time.sleep(1.0)  # the slow request is in an engine now
+    engines = [child for child in psutil.Process(bridge.pid).children(recursive=True)]
+    assert engines, "no engine was serving the slow request"
+    bridge.send_signal(signal.SIGKILL)
+    bridge.wait()
+    time.sleep(2.0)
+    alive = [engine.pid for engine in engines if engine.is_running() and engine.status() != psutil.STATUS_ZOMBIE]
+    assert alive == [], f"engines {alive} outlived their bridge"
+
+
 def test_one_scene_named_two_ways_in_one_batch_neither_deadlocks_nor_loses_an_edit(tmp_path: Path, godot_bin: str) -> None:
     project = new_project(tmp_path)
     nodes = "".join(f'[node name="S{i}" type="CollisionShape3D" parent="."]\n\n' for i in range(40))

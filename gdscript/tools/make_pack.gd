@@ -24,6 +24,9 @@ func _build(out: String, flavour: String) -> Error:
 	ProjectSettings.set_setting("application/run/disable_stderr", false)
 	ProjectSettings.set_setting("debug/file_logging/enable_file_logging", false)
 	ProjectSettings.set_setting("debug/file_logging/enable_file_logging.pc", false)
+	# The worker's heartbeat (main.gd) must reach the pipe at once to notice a bridge that is gone.
+	ProjectSettings.set_setting("application/run/flush_stdout_on_print", true)
+	ProjectSettings.set_setting("application/run/flush_stdout_on_print.debug", true)
 	var err: Error = ProjectSettings.save_custom(scratch.path_join("project.binary"))
 	if err != OK:
 		return err
