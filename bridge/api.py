@@ -55,7 +55,7 @@ class EngineHost:
     ) -> None:
         self._godot = godot
         self._engine: engines.Engine | None = None
-        self._pack: Path | None = None
+        self._packs: dict[str, Path] = {}
         self._engine_lock = threading.RLock()
         self.timeout = timeout
         self.verbose = verbose
@@ -85,12 +85,19 @@ class EngineHost:
                 self._engine = engines.probe(engines.find_godot(self._godot))
             return self._engine
 
-    def pack(self) -> Path:
-        """Return the settings pack workers start with (built on first use, see engine.settings_pack)."""
+    def pack(self, flavour: str = "safe") -> Path:
+        """Return the settings pack workers start with (built on first use, see engine.settings_pack):
+        "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
         with self._engine_lock:
-            if self._pack is None:
-                self._pack = engines.settings_pack(self.engine())
-            return self._pack
+            if flavour not in self._packs:
+                self._packs[flavour] = engines.settings_pack(self.engine(), flavour)
+            return self._packs[flavour]
+
+    def argv_for(self, root: Path, *, trusted: bool = False) -> Callable[[str], Sequence[str]]:
+        """Return the command line of a worker for `root`, as a function of its reply token."""
+        engine = self.engine()
+        pack = self.pack("trusted" if trusted else "safe")
+        return lambda token: engines.worker_argv(engine, root, token, pack=pack)
 
     def make_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
         """Return a worker, not started, with this host's settings (deadlines, wear limits, verbosity)."""
@@ -181,7 +188,18 @@ class Bridge(EngineHost):
         return engine_reply(request, answer)
 
     def _call(self, root: Path, message: dict[str, Any]) -> dict[str, Any]:
-        """Send one message with the files its scene edit rewrites locked (the wait is bounded too)."""
+        """Send one message with the files its scene edit rewrites locked (the wait is bounded too).
+
+        A message that allows scripts goes to an engine of its own, discarded once it answers: code
+        that ran in it (a thread, a hook) must not run on through later requests.
+        """
+        if message.get("allow_scripts"):
+            worker = self.start_worker(self.argv_for(root, trusted=True))
+            try:
+                return worker.call(message, self.timeout,
+                                   release=hold_writes(worker, root, message, time.monotonic() + self.timeout))
+            finally:
+                worker.kill()
         worker = self._worker(root)
         release = hold_writes(worker, root, message, time.monotonic() + self.timeout)
         return worker.call(message, self.timeout, release=release)
@@ -219,9 +237,7 @@ class Bridge(EngineHost):
             return worker
         if worker is not None:
             worker.close()
-        engine = self.engine()
-        pack = self.pack()
-        worker = self.start_worker(lambda token: engines.worker_argv(engine, root, token, pack=pack))
+        worker = self.start_worker(self.argv_for(root))
         self._workers[root] = worker
         return worker
 

@@ -87,6 +87,11 @@ class _Job:
         """Whether it holds file locks while in flight: a scene edit (bridge/api.py hold_writes)."""
         return "scene_path" in self.message
 
+    @property
+    def allowed(self) -> bool:
+        """Whether it allows scripts, and so is served by an engine of its own."""
+        return bool(self.message.get("allow_scripts"))
+
 
 @dataclass
 class _Item:
@@ -437,15 +442,14 @@ class Pool(EngineHost):
 
     # ----- workers ---------------------------------------------------------------------------
 
-    def argv(self, root: Path, token: str) -> Sequence[str]:
-        """Return the command line of a worker serving `root`."""
+    def new_worker(self, root: Path, *, trusted: bool = False) -> Worker:
+        """Return a launched worker for `root`, configured as `Bridge` configures its own
+        (`trusted`: for an allow_scripts request, see Bridge._call)."""
         if self._argv_for is not None:
-            return self._argv_for(root, token)
-        return engines.worker_argv(self.engine(), root, token, pack=self.pack())
-
-    def new_worker(self, root: Path) -> Worker:
-        """Return a launched worker for `root`, configured as `Bridge` configures its own."""
-        worker = self.make_worker(lambda token: self.argv(root, token))
+            argv_for = self._argv_for
+            worker = self.make_worker(lambda token: argv_for(root, token))
+        else:
+            worker = self.make_worker(self.argv_for(root, trusted=trusted))
         worker.launch()
         return worker
 
@@ -494,6 +498,10 @@ class _Slot:
         """Return whether a request in flight holds file locks: a scene edit, sent only to an idle engine."""
         return bool(self.inflight) and self.inflight[0].locks
 
+    def _one_shot(self) -> bool:
+        """Whether the worker serves an allow_scripts request: it takes no other, and goes after it."""
+        return bool(self.inflight) and self.inflight[0].allowed
+
     def deadline(self) -> float:
         """Return when the request the engine is serving now runs out of time."""
         worker = self.worker
@@ -522,9 +530,10 @@ class _Slot:
                 self.queue.popleft()
                 self.pool.finish(job, error_reply(job.request, Skipped(_SKIPPED)), self)
                 continue
-            if self.inflight and (job.locks or not self._usable()):
+            if self.inflight and (job.locks or job.allowed or self._one_shot() or not self._usable()):
                 # A scene edit waits for its lock, which the replies in flight may hold; a dead,
-                # stale or worn-out worker is replaced once the requests in flight are answered.
+                # stale or worn-out worker is replaced once the requests in flight are answered;
+                # an allow_scripts request has an engine of its own (see Bridge._call).
                 return
             if not self._send(job):
                 return
@@ -532,7 +541,10 @@ class _Slot:
     def _send(self, job: _Job) -> bool:
         """Send the head of the queue; return False to first take the replies in flight."""
         try:
-            worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
+            if job.allowed:
+                worker = self._replace_worker(trusted=True)
+            else:
+                worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
             release = hold_writes(worker, self.root, job.message, time.monotonic() + self.pool.timeout)
             worker.send(job.message, release=release)
         except EngineCrashed as exc:
@@ -567,6 +579,11 @@ class _Slot:
         while (answer := worker.take()) is not None:
             job = self.inflight.popleft()
             self._idle_since = now
+            if job.allowed:
+                # Its engine may run the code it loaded: it serves nothing else, and is killed (it
+                # has answered, so its files are in place; code it runs may hold up an orderly exit).
+                self.worker = None
+                worker.kill()
             if (answer.get("error") or {}).get("code") == "not_imported":
                 retry, failure = self.pool.import_for(self.root, self._imports_seen)
                 if retry:
@@ -589,9 +606,9 @@ class _Slot:
             self.inflight.clear()
             self._drop_worker()
 
-    def _replace_worker(self) -> Worker:
+    def _replace_worker(self, *, trusted: bool = False) -> Worker:
         self._drop_worker()
-        return self.serve_with(self.pool.new_worker(self.root))
+        return self.serve_with(self.pool.new_worker(self.root, trusted=trusted))
 
     def serve_with(self, worker: Worker) -> Worker:
         """Serve with `worker` (launched, perhaps not ready yet) from now on."""

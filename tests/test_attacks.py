@@ -66,6 +66,57 @@ def test_a_value_naming_a_native_library_does_not_load_it(tmp_path: Path, godot_
     assert marks(project) == []
 
 
+def hooked_project(tmp_path: Path) -> Path:
+    """A project whose hooked.tres loads a script that starts a thread appending to a marker."""
+    project = new_project(tmp_path)
+    # A script whose static initialiser starts a thread that appends to a marker ten times a second.
+    hook = ("extends Resource\nstatic var _thread: Thread = _start()\nstatic func _start() -> Thread:\n"
+            "\tvar thread := Thread.new()\n\tthread.start(_tick)\n\treturn thread\n"
+            "static func _tick() -> void:\n\twhile true:\n"
+            f"\t\tvar f := FileAccess.open(\"res://{corpus.MARK}hook.txt\", FileAccess.READ_WRITE if "
+            f"FileAccess.file_exists(\"res://{corpus.MARK}hook.txt\") else FileAccess.WRITE)\n"
+            "\t\tf.seek_end()\n\t\tf.store_string(\"tick\\n\")\n\t\tf.close()\n\t\tOS.delay_msec(100)\n")
+    (project / "hook.gd").write_text(hook)
+    (project / "hooked.tres").write_text('[gd_resource type="Resource" format=3]\n\n'
+                                         '[ext_resource type="Script" path="res://hook.gd" id="1"]\n\n'
+                                         '[resource]\nscript = ExtResource("1")\n')
+    (project / "plain.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
+    return project
+
+
+def test_code_an_allowed_request_loaded_does_not_run_on_through_later_requests(tmp_path: Path, godot_bin: str) -> None:
+    project = hooked_project(tmp_path)
+    marker = project / f"{corpus.MARK}hook.txt"
+    with Bridge(godot_bin) as bridge:
+        allowed = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "hooked.tres",
+                              "allow_scripts": True})
+        assert allowed["result"] == "ok", allowed
+        assert marker.exists(), "the hook never ran: the test proves nothing"
+        time.sleep(0.5)
+        ticks = marker.read_text().count("tick")
+        for _ in range(5):
+            assert bridge.run({"op": "resource_read", "project_path": str(project),
+                               "resource_path": "plain.tres"})["result"] == "ok"
+        time.sleep(0.5)
+        assert marker.read_text().count("tick") == ticks, "the allowed request's code kept running"
+
+
+def test_in_a_batch_too_an_allowed_request_has_an_engine_of_its_own(tmp_path: Path, godot_bin: str) -> None:
+    project = hooked_project(tmp_path)
+    marker = project / f"{corpus.MARK}hook.txt"
+    plain = {"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"}
+    allowed = {**plain, "resource_path": "hooked.tres", "allow_scripts": True}
+    with Pool(godot_bin, jobs=1) as pool:
+        replies = pool.map(iter([plain, allowed, plain, plain]))
+        assert [next(replies)["result"] for _ in range(2)] == ["ok", "ok"]
+        assert marker.exists(), "the hook never ran: the test proves nothing"
+        time.sleep(0.5)
+        ticks = marker.read_text().count("tick")
+        assert [reply["result"] for reply in replies] == ["ok", "ok"]
+        time.sleep(0.5)
+        assert marker.read_text().count("tick") == ticks, "the allowed request's code kept running"
+
+
 @pytest.mark.parametrize("save_path", ['a"b.tres', "a\nb.tres", 'shapes/x"]\n[node name="Evil" parent="."]\n.tres'])
 def test_a_save_path_cannot_break_into_the_scene_text(tmp_path: Path, godot_bin: str, save_path: str) -> None:
     project = new_project(tmp_path)
