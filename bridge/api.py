@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any, Callable, Sequence, TypeVar
 
 from . import engine as engines
-from . import locks, paths
+from . import imports, locks, paths
 from .errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
 from .models import (
     AnyRequest,
@@ -115,11 +115,16 @@ class EngineHost:
         worker.start()
         return worker
 
-    def import_assets(self, root: Path) -> str | None:
-        """Import the assets of `root`, saying so on stderr; return None, or why it failed."""
-        sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
-        sys.stderr.flush()
-        return engines.run_import(self.engine(), root, self.timeout)
+    def import_assets(self, root: Path, seen: int | None) -> str | None:
+        """Import the assets of `root` in isolation (bridge/imports.py) unless someone has since the
+        import stamp `seen`, saying so on stderr; return None when it may be served again, else why not."""
+
+        def announce() -> None:
+            sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
+            sys.stderr.flush()
+
+        return imports.import_project(self.engine(), root, self.pack(), max(self.timeout, imports.IMPORT_TIMEOUT),
+                                      seen, announce)
 
 
 class Bridge(EngineHost):
@@ -152,7 +157,10 @@ class Bridge(EngineHost):
             max_rss=max_rss,
         )
         self._workers: dict[Path, Worker] = {}
-        self._imported: set[Path] = set()
+        self._stamps: dict[Path, int | None] = {}
+        """Each project's import stamp when its worker started (bridge/imports.py stamp)."""
+        self._imported: dict[Path, int | None] = {}
+        """Each project's import stamp right after this bridge last imported it."""
 
     def close(self) -> None:
         """Stop every engine process this bridge started."""
@@ -194,6 +202,7 @@ class Bridge(EngineHost):
         that ran in it (a thread, a hook) must not run on through later requests.
         """
         if message.get("allow_scripts"):
+            self._stamps.setdefault(root, imports.stamp(root))
             worker = self.start_worker(self.argv_for(root, trusted=True))
             try:
                 return worker.call(message, self.timeout,
@@ -205,16 +214,21 @@ class Bridge(EngineHost):
         return worker.call(message, self.timeout, release=release)
 
     def _should_import(self, root: Path, answer: dict[str, Any]) -> bool:
+        """Whether a not_imported answer calls for an import: not when this bridge's own last import
+        left the stamp where it is now (it did not help, and would not again)."""
         error = answer.get("error") or {}
-        return self.auto_import and error.get("code") == "not_imported" and root not in self._imported
+        if not self.auto_import or error.get("code") != "not_imported":
+            return False
+        return root not in self._imported or self._imported[root] != imports.stamp(root)
 
     def _import(self, root: Path) -> str | None:
-        """Import the project's assets once, then restart its worker so it sees the import data."""
-        self._imported.add(root)
+        """Import the project's assets, then restart its worker so it sees the import data."""
         worker = self._workers.pop(root, None)
         if worker is not None:
             worker.close()
-        return self.import_assets(root)
+        failure = self.import_assets(root, self._stamps.get(root))
+        self._imported[root] = imports.stamp(root)
+        return failure
 
     def adopt(self, root: Path, workers: Sequence[Worker]) -> None:
         """Serve the project at `root` with the first of `workers`, launched elsewhere; stop the rest."""
@@ -224,6 +238,7 @@ class Bridge(EngineHost):
         for worker in workers[1:]:
             worker.kill()
         if workers:
+            self._stamps[root] = imports.stamp(root)
             self._workers[root] = workers[0]
 
     def worker_for(self, project_path: str) -> Worker:
@@ -237,6 +252,7 @@ class Bridge(EngineHost):
             return worker
         if worker is not None:
             worker.close()
+        self._stamps[root] = imports.stamp(root)
         worker = self.start_worker(self.argv_for(root))
         self._workers[root] = worker
         return worker

@@ -187,28 +187,3 @@ def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path) -> lis
     entry = gdscript_dir() / "main.gd"
     return [engine.path, "--headless", "--path", str(project), "--main-pack", str(pack),
             "-s", str(entry), "--", token, str(project)]
-
-
-def import_argv(engine: Engine, project: Path) -> list[str]:
-    """Return the command line that imports every asset of `project` (fills `.godot/imported`)."""
-    return [engine.path, "--headless", "--path", str(project), "--import"]
-
-
-def run_import(engine: Engine, project: Path, timeout: float) -> str | None:
-    """Import the assets of `project`; return None when it worked, else why it did not."""
-    try:
-        done = subprocess.run(
-            import_argv(engine, project),
-            capture_output=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"the engine's import of {project} ran past {timeout:g} s"
-    except OSError as exc:
-        return f"the engine's import of {project} could not be started: {exc}"
-    if done.returncode != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        return f"the engine's import of {project} exited with status {done.returncode}: {' / '.join(tail)}"
-    return None

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import engine as engines
-from . import paths
+from . import imports, paths
 from .api import (
     DEFAULT_TIMEOUT,
     EngineHost,
@@ -159,7 +159,8 @@ class Pool(EngineHost):
         self.stop_on_error = stop_on_error
         self._argv_for = argv_for
         self._imports: dict[Path, int] = {}
-        self._import_tried: set[Path] = set()
+        self._import_tried: dict[Path, int | None] = {}
+        """Each project's import stamp right after the pool last imported it."""
         self._slots: dict[Path, list[_Slot]] = {}
         self._roots: dict[str, Path | BridgeError] = {}
         self._files: dict[FileKey, dict[_Slot, list[int]]] = {}
@@ -457,17 +458,19 @@ class Pool(EngineHost):
         """Return how many times the pool has imported `root` (workers started before are stale)."""
         return self._imports.get(root, 0)
 
-    def import_for(self, root: Path, seen: int) -> tuple[bool, str | None]:
-        """Import `root` once, for a worker that answered not_imported after `seen` imports.
+    def import_for(self, root: Path, seen: int, stamp: int | None) -> tuple[bool, str | None]:
+        """Import `root` for a worker that answered not_imported, started after `seen` imports of the
+        pool's and at import stamp `stamp` (bridge/imports.py); not again when the pool's own last
+        import left the stamp as it is (it did not help, and would not again).
 
         Return whether to serve the request again, and why the import failed (None if it did not).
         """
         if self.imports(root) > seen:
             return True, None
-        if not self.auto_import or root in self._import_tried:
+        if not self.auto_import or (root in self._import_tried and self._import_tried[root] == imports.stamp(root)):
             return False, None
-        self._import_tried.add(root)
-        failure = self.import_assets(root)
+        failure = self.import_assets(root, stamp)
+        self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1
         return failure is None, failure
@@ -488,6 +491,7 @@ class _Slot:
         self.inflight: collections.deque[_Job] = collections.deque()
         self._idle_since = 0.0
         self._imports_seen = 0
+        self._stamp: int | None = None
         self._sends = 0
 
     def pending(self) -> int:
@@ -585,7 +589,7 @@ class _Slot:
                 self.worker = None
                 worker.kill()
             if (answer.get("error") or {}).get("code") == "not_imported":
-                retry, failure = self.pool.import_for(self.root, self._imports_seen)
+                retry, failure = self.pool.import_for(self.root, self._imports_seen, self._stamp)
                 if retry:
                     again.append(job)
                     continue
@@ -614,6 +618,7 @@ class _Slot:
         """Serve with `worker` (launched, perhaps not ready yet) from now on."""
         self._drop_worker()
         self._imports_seen = self.pool.imports(self.root)
+        self._stamp = imports.stamp(self.root)
         self.worker = worker
         self._sends = 0
         self._idle_since = time.monotonic()

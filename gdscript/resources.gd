@@ -6,9 +6,6 @@ const Props = preload("props.gd")
 const Guard = preload("safety/guard.gd")
 const Paths = preload("safety/paths.gd")
 
-const _TEXT_TYPES: Array[String] = ["tres", "tscn"]
-static var _loadable: PackedStringArray = []
-static var _ext_path: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource [^\\n]*path=\"([^\"]+)\"")
 
 
 ## Return `path` as a normalised res:// path inside the project, or "" after failing the job.
@@ -33,45 +30,18 @@ static func confine(path: String, job: Job, where: String) -> String:
 
 
 ## Load the resource at res:// `path` fresh from disk, after guard.gd has found that loading it runs
-## no code (unless allowed) and opens nothing outside the project.
+## no code (unless allowed), opens nothing outside the project, and needs no asset not imported.
 static func load_fresh(path: String, job: Job, where: String) -> Resource:
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
-	if not Guard.check(path, job, where):
-		return null
-	# A text resource is read once, for both checks; the engine's dependency list would parse it again.
-	var text: String = FileAccess.get_file_as_string(path) if path.get_extension() in _TEXT_TYPES else ""
-	var unimported: String = _unimported(path, text)
-	if not unimported.is_empty():
-		job.fail(Job.NOT_IMPORTED, "%s: %s has not been imported by the engine (the project has no import data for it)" % [where, unimported], where)
+	Guard.check(path, job, where)
+	if job.failed():
 		return null
 	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_REPLACE_DEEP)
 	if loaded == null:
 		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))], where)
 	return loaded
-
-
-## `path` or the first file it depends on that exists but that the engine cannot load before an
-## import (a .png with no import data, say), or "". `text`: the file's text if it is a text resource.
-static func _unimported(path: String, text: String) -> String:
-	var candidates: Array[String] = [path]
-	if not text.is_empty():
-		for found: RegExMatch in _ext_path.search_all(text):
-			candidates.append(found.get_string(1))
-	elif ResourceLoader.exists(path):
-		candidates.assign(Array(ResourceLoader.get_dependencies(path)).map(func(d: String) -> String: return d.get_slice("::", 2) if d.contains("::") else d))
-	for candidate: String in candidates:
-		if FileAccess.file_exists(candidate) and not ResourceLoader.exists(candidate) and not candidate.get_extension() in _loadable_extensions():
-			return candidate
-	return ""
-
-
-## The extensions the engine loads without an import; its loaders are all registered at start-up.
-static func _loadable_extensions() -> PackedStringArray:
-	if _loadable.is_empty():
-		_loadable = ResourceLoader.get_recognized_extensions_for_type("Resource")
-	return _loadable
 
 
 ## Why a load failed, as near as can be told: ResourceLoader.load() returns no error code.

@@ -17,6 +17,7 @@ new project) for inspection.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import struct
@@ -174,13 +175,17 @@ def _text_cases() -> list[Case]:
     # Redirects: an "image" whose import data says it is a GDScript (the engine then compiles the
     # image's own bytes: the GDScript loader reads the source from the original path), and a .remap
     # file beside a resource.
+    # The import looks current: the editor's record of it is forged too (an attacker writes every file).
+    icon = script_file("import_remap_to_script")
     cases.append(Case("import_remap_to_script", "imported.tres", {
         "imported.tres": ('[gd_resource type="Resource" format=3]\n\n'
                           '[ext_resource type="Script" path="res://icon.png" id="1"]\n\n'
                           '[resource]\nscript = ExtResource("1")\n').encode(),
-        "icon.png": script_file("import_remap_to_script"),
-        "icon.png.import": b'[remap]\n\nimporter="texture"\ntype="GDScript"\npath="res://remapped.gd"\n',
-        "remapped.gd": script_file("import_remap_to_script"),
+        "icon.png": icon,
+        "icon.png.import": (b'[remap]\n\nimporter="texture"\ntype="GDScript"\npath="res://remapped.gd"\n\n'
+                            b'[deps]\n\nsource_file="res://icon.png"\ndest_files=["res://remapped.gd"]\n'),
+        "remapped.gd": icon,
+        import_record("res://icon.png"): f'source_md5="{hashlib.md5(icon).hexdigest()}"\ndest_md5=""\n'.encode(),
     }))
     cases.append(Case("remap_file", "plain.tres", {
         "plain.tres": b'[gd_resource type="Resource" format=3]\n\n[resource]\n',
@@ -203,6 +208,11 @@ def _text_cases() -> list[Case]:
         "inner.gd": script_file("instanced_sub_scene_script", "Node"),
     }))
     return cases
+
+
+def import_record(source: str) -> str:
+    """Where the editor records the import of res:// `source` (its md5 then), relative to the project."""
+    return f".godot/imported/{source.rsplit('/', 1)[-1]}-{hashlib.md5(source.encode()).hexdigest()}.md5"
 
 
 UID_ID = 0x2B1D_6E5F_0C4A_7D11

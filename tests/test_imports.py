@@ -6,14 +6,17 @@ The fixture project has never been imported (no .godot/); each test writes a PNG
 from __future__ import annotations
 
 import json
+import shutil
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
 from bridge import Bridge
-from conftest import run_cli, snapshot
+from conftest import REPO, run_cli, snapshot
 
 pytestmark = pytest.mark.godot
 
@@ -134,3 +137,107 @@ def test_a_batch_imports_once_and_serves_every_request(textured: Path, godot_bin
     assert [r["resource_path"] for r in replies] == [r["resource_path"] for r in lines]
     assert done.stderr.count(IMPORTING) == 1
     assert all('path="res://icons/red.png"' in (textured / f"ui/panel_{i}.tres").read_text() for i in range(6))
+
+
+# ----- a project as it comes from git: .import files committed, no .godot/ --------------------------
+
+TEXTURED_MATERIAL = ('[gd_resource type="StandardMaterial3D" format=3]\n\n'
+                     '[ext_resource type="Texture2D" path="res://icons/red.png" id="1_tex"]\n\n'
+                     '[resource]\nalbedo_texture = ExtResource("1_tex")\nroughness = 0.5\n')
+
+
+@pytest.fixture(scope="module")
+def cloned_template(tmp_path_factory: pytest.TempPathFactory, godot_bin: str) -> Path:
+    """A project imported once by the editor, then stripped of .godot/ as a git checkout is."""
+    root = tmp_path_factory.mktemp("clone") / "project"
+    (root / "icons").mkdir(parents=True)
+    (root / "project.godot").write_text('config_version=5\n\n[application]\nconfig/name="clone"\n')
+    (root / "icons" / "red.png").write_bytes(png())
+    (root / "textured.tres").write_text(TEXTURED_MATERIAL)
+    subprocess.run([godot_bin, "--headless", "--path", str(root), "--import"], capture_output=True, timeout=180)
+    assert (root / "icons" / "red.png.import").is_file()
+    shutil.rmtree(root / ".godot")
+    return root
+
+
+@pytest.fixture
+def clone(cloned_template: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "clone"
+    shutil.copytree(cloned_template, target)
+    return target
+
+
+@pytest.mark.timeout(180)
+def test_a_fresh_clone_is_imported_once_then_served(clone: Path, godot_bin: str) -> None:
+    requests = [{"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"},
+                {**style_box(clone), "project_path": str(clone)}]
+    done = run_cli("batch", input="".join(json.dumps(r) + "\n" for r in requests), godot=godot_bin)
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["result"] for r in replies] == ["ok", "ok"], replies
+    assert replies[0]["properties"]["albedo_texture"]["path"] == "res://icons/red.png"
+    assert done.stderr.count(IMPORTING) == 1
+
+
+def test_a_fresh_clone_without_import_is_not_imported_naming_the_asset(clone: Path, godot_bin: str) -> None:
+    before = snapshot(clone)
+    done = run_cli("--no-import", "run",
+                   json.dumps({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"}),
+                   godot=godot_bin)
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "not_imported", reply
+    assert "res://icons/red.png" in reply["error"]["message"]
+    assert snapshot(clone) == before
+
+
+@pytest.mark.timeout(240)
+def test_an_asset_changed_since_its_import_is_imported_again(clone: Path, godot_bin: str) -> None:
+    read = {"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"}
+    with Bridge(godot_bin) as bridge:
+        assert bridge.run(read)["result"] == "ok"
+        (clone / "icons" / "red.png").write_bytes(png(8, 8))
+    with Bridge(godot_bin, auto_import=False) as bridge:
+        stale = bridge.run(read)
+    assert stale["error"]["code"] == "not_imported", stale
+    with Bridge(godot_bin) as bridge:
+        assert bridge.run(read)["result"] == "ok"
+        info = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres",
+                           "depth": 0})
+    assert info["properties"]["albedo_texture"] == "res://icons/red.png"
+
+
+@pytest.mark.timeout(240)
+def test_the_import_runs_none_of_the_projects_code(clone: Path, godot_bin: str, tmp_path: Path) -> None:
+    marker = "FileAccess.open(\"res://MARK_%s.txt\", FileAccess.WRITE).store_string(\"ran\")"
+    (clone / "project.godot").write_text(
+        'config_version=5\n\n[application]\nconfig/name="clone"\n\n[autoload]\nAuto="*res://auto.gd"\n\n'
+        '[editor_plugins]\nenabled=PackedStringArray("res://addons/plug/plugin.cfg")\n')
+    (clone / "auto.gd").write_text(f"@tool\nextends Node\nstatic var _x: bool = _m()\nstatic func _m() -> bool:\n"
+                                   f"\t{marker % 'autoload'}\n\treturn true\n")
+    (clone / "addons" / "plug").mkdir(parents=True)
+    (clone / "addons" / "plug" / "plugin.cfg").write_text(
+        '[plugin]\nname="p"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n')
+    (clone / "addons" / "plug" / "plugin.gd").write_text(
+        f"@tool\nextends EditorPlugin\nstatic var _x: bool = _m()\nstatic func _m() -> bool:\n"
+        f"\t{marker % 'plugin'}\n\treturn true\n")
+    source = tmp_path / "mark.c"
+    source.write_text('#include <stdio.h>\n__attribute__((constructor)) static void ran(void) {\n'
+                      f'  FILE *f = fopen("{clone / "MARK_extension.txt"}", "w"); if (f) {{ fputs("ran", f); fclose(f); }}\n'
+                      '}\nint entry(void *a, void *b, void *c) { return 0; }\n')
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(clone / "libmark.so"), str(source)], check=True, timeout=60)
+    (clone / "mark.gdextension").write_text('[configuration]\nentry_symbol = "entry"\ncompatibility_minimum = "4.1"\n\n'
+                                            '[libraries]\nlinux.x86_64 = "res://libmark.so"\n')
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"})
+    assert reply["result"] == "ok", reply
+    assert sorted(p.name for p in clone.glob("MARK_*")) == []
+    assert not (clone / ".godot" / "extension_list.cfg").exists()
+
+
+@pytest.mark.timeout(300)
+def test_two_processes_meeting_an_unimported_project_import_it_once(clone: Path, godot_bin: str) -> None:
+    request = json.dumps({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"})
+    runs = [subprocess.Popen([sys.executable, "-m", "bridge", "--godot", godot_bin, "run", request],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO) for _ in range(2)]
+    outputs = [run.communicate(timeout=240) for run in runs]
+    assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"], outputs
+    assert sum(err.decode().count(IMPORTING) for _, err in outputs) == 1

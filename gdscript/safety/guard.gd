@@ -16,21 +16,25 @@ const Scan = preload("scan.gd")
 const TextFormat = preload("text_format.gd")
 const BinaryFormat = preload("binary_format.gd")
 const Paths = preload("paths.gd")
+const Imported = preload("../imported.gd")
 
 ## The text loader's extensions (ResourceFormatLoaderText recognizes no others).
 const _TEXT_EXTENSIONS: Array[String] = ["tres", "tscn"]
 
 ## File extensions whose loader makes a Script or loads native code (filled on first use).
 static var _code_extensions: PackedStringArray = []
+static var _loadable_extensions: PackedStringArray = []
 
 
-## Check res:// `path` and everything loading it would load; fail `job` and return false when it is
-## unsafe or leaves the project. `where` names the request member for errors.
-static func check(path: String, job: Job, where: String) -> bool:
+## Check res:// `path` and everything loading it would load; fail `job` when it is unsafe, leaves
+## the project, or needs an asset that is not imported (yet). Return the files it would load, each
+## {"res", "real", "asset"} (asset: it is loaded through its import), the requested one first.
+static func check(path: String, job: Job, where: String) -> Array[Dictionary]:
 	var pending: Array[Dictionary] = [{"path": path, "via": ""}]
 	var seen: Dictionary = {}
+	var walk: Dictionary = {"files": [] as Array[Dictionary], "unimported": ""}
 	while not pending.is_empty():
-		var item: Dictionary = pending.pop_back()
+		var item: Dictionary = pending.pop_front()
 		var named: String = item["path"]
 		var real: String = Paths.real(named) if named.begins_with("res://") or named.is_absolute_path() else ""
 		if seen.has(real):
@@ -38,16 +42,20 @@ static func check(path: String, job: Job, where: String) -> bool:
 		seen[real] = true
 		if not Paths.inside(real):
 			job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s%s is outside the project%s" % [where, named, item["via"], " (it resolves to %s)" % real if not real.is_empty() and real != named else ""], where)
-			return false
-		var found: Array[Dictionary] = _judge(Paths.to_res(real), real, job, where, item["via"])
+			return []
+		var found: Array[Dictionary] = _judge(Paths.to_res(real), real, job, where, item["via"], item.get("artefact", false), walk)
 		if job.failed():
-			return false
+			return []
 		pending.append_array(found)
-	return true
+	if not walk["unimported"].is_empty():
+		job.fail(Job.NOT_IMPORTED, "%s: %s" % [where, walk["unimported"]], where)
+		return []
+	return walk["files"]
 
 
-## Judge one file; return the files its loading would load next.
-static func _judge(file: String, real: String, job: Job, where: String, via: String) -> Array[Dictionary]:
+## Judge one file; return the files its loading would load next. `walk` collects the files met and
+## the first asset that cannot be loaded yet.
+static func _judge(file: String, real: String, job: Job, where: String, via: String, artefact: bool, walk: Dictionary) -> Array[Dictionary]:
 	var opened: FileAccess = FileAccess.open(real, FileAccess.READ)
 	if opened == null:
 		return []  # nothing (or a folder) there to load: the load fails on its own
@@ -58,11 +66,16 @@ static func _judge(file: String, real: String, job: Job, where: String, via: Str
 			_unsafe(job, where, named, "it is a script or a native library, which the engine would run")
 		return []
 	var next: Array[Dictionary] = []
+	var imported: bool = FileAccess.file_exists(real + ".import")
 	for redirect: String in [real + ".remap", real + ".import"]:
 		if FileAccess.file_exists(redirect):
-			next.append_array(_redirect(redirect, file, job, where))
+			next.append_array(_redirect(redirect, file, real, job, where, walk))
 			if job.failed():
 				return []
+	walk["files"].append({"res": file, "real": real, "asset": imported})
+	# A file no loader takes as it is needs an import, unless it is what an import made.
+	if not imported and not artefact and extension not in _loadable_extension_list() and walk["unimported"].is_empty():
+		walk["unimported"] = "%s%s has not been imported by the engine (the project has no import data for it)" % [file, via]
 	var bytes: PackedByteArray = _resource_bytes(opened, extension)
 	if bytes.is_empty():
 		return next  # data for a loader that creates no objects from it (a texture, a shader)
@@ -122,26 +135,33 @@ static func _unsafe(job: Job, where: String, named: String, why: String) -> void
 		job.fail(Job.UNSAFE_RESOURCE, "%s: %s carries code: %s; loading it would run that code, so it is loaded only with allow_scripts: true" % [where, named, why], where)
 
 
-## The files a .remap or .import file sends the engine to instead of (or for) `file`.
-static func _redirect(config: String, file: String, job: Job, where: String) -> Array[Dictionary]:
+## The files a .remap or .import file sends the engine to instead of (or for) `file` (real path
+## `real`); an import that is missing or stale goes into `walk` (see Imported.problem).
+static func _redirect(config: String, file: String, real: String, job: Job, where: String, walk: Dictionary) -> Array[Dictionary]:
 	var scan: Scan = Scan.new()
 	var sections: Array[Dictionary] = TextFormat.new(FileAccess.get_file_as_bytes(config), scan, true).config_file()
 	if not scan.stopped():
 		for load: Dictionary in scan.loads:
 			scan.fail("it loads %s" % load["where"])
 	var next: Array[Dictionary] = []
-	var remap: Dictionary = sections[0]["values"] if not sections.is_empty() and sections[0]["name"] == "remap" else {}
+	var remap: Dictionary = Imported.remap_values(sections)
 	for key: Variant in remap:
 		var value: Variant = remap[key]
 		if key == "type" and typeof(value) == TYPE_STRING and not job.allow_scripts:
 			if not ClassDB.class_exists(value) or ClassDB.is_parent_class(value, "Script") or ClassDB.is_parent_class(value, "GDExtension"):
 				scan.fail("its remap type is %s" % JSON.stringify(value))
 		elif (key == "path" or str(key).begins_with("path.")) and typeof(value) == TYPE_STRING:
-			next.append_array(_targets({"path": value, "uid": "", "base": "root"}, file, " (the %s of %s)" % [key, Paths.to_res(config)]))
+			for target: Dictionary in _targets({"path": value, "uid": "", "base": "root"}, file, " (the %s of %s)" % [key, Paths.to_res(config)]):
+				target["artefact"] = true
+				next.append(target)
 	if scan.stopped() or not scan.finished:
 		var why: String = scan.unreadable + scan.corrupt if scan.stopped() else "the check stopped before the end of the file"
 		job.fail(Job.UNSAFE_RESOURCE, "%s: %s cannot be vouched for: %s" % [where, Paths.to_res(config), why], where)
 		return []
+	if config.ends_with(".import") and walk["unimported"].is_empty():
+		var problem: String = Imported.problem(file, real, sections)
+		if not problem.is_empty():
+			walk["unimported"] = "%s has not been imported by the engine: %s" % [file, problem]
 	return next
 
 
@@ -168,6 +188,15 @@ static func _targets(load: Dictionary, file: String, via: String) -> Array[Dicti
 	if load["base"] in ["root", "both"]:
 		targets.append({"path": "res://" + path, "via": via})
 	return targets
+
+
+## The extensions the engine loads without an import (its loaders are all registered at start-up).
+static func _loadable_extension_list() -> PackedStringArray:
+	if _loadable_extensions.is_empty():
+		# The empty type asks every loader for all its extensions; "Resource" is no catch-all (each
+		# loader answers only for the types it makes: the compressed-texture loader leaves out .ctex).
+		_loadable_extensions = ResourceLoader.get_recognized_extensions_for_type("")
+	return _loadable_extensions
 
 
 static func _code_extension_list() -> PackedStringArray:

@@ -140,7 +140,9 @@ func config_file() -> Array[Dictionary]:
 		_scan.fail_corrupt("it holds a NUL byte, where the engine's parser stops reading")
 		return sections
 	_generic_refs = true
+	# Keys before any section header (an import's .md5 record has only those) go in a section "".
 	var values: Dictionary = {}
+	sections.append({"name": "", "values": values})
 	while not _failed():
 		var event: Dictionary = _tag_or_assignment()
 		if _failed():
@@ -370,8 +372,7 @@ func _value() -> Variant:
 			_dictionary()
 			return OTHER
 		Tok.BRACKET_OPEN:
-			_array()
-			return OTHER
+			return _array()
 		Tok.IDENTIFIER:
 			return _identifier_value()
 	_corrupt("a value is missing or malformed")
@@ -414,28 +415,34 @@ func _identifier_value() -> Variant:
 	return OTHER
 
 
-func _array() -> void:
+## An array after its `[`. In a config file (an import's dest_files) its items come back, each as
+## _value() gives it; elsewhere OTHER, so a mesh's array is not built up for nothing.
+func _array() -> Variant:
 	if not _deeper():
-		return
+		return OTHER
+	var items: Array = []
 	var need_comma: bool = false
 	while true:
 		if _pos >= _size:
 			_corrupt("the file ends inside an array")
-			return
+			return OTHER
 		_next()
 		if _tok == Tok.BRACKET_CLOSE:
 			_depth -= 1
-			return
+			return items if _simple_tags else OTHER
 		if need_comma:
 			if _tok != Tok.COMMA:
 				_corrupt("line %d: an array is missing a comma" % _line())
-				return
+				return OTHER
 			need_comma = false
 			continue
-		_value()
+		var item: Variant = _value()
 		if _failed():
-			return
+			return OTHER
+		if _simple_tags:
+			items.append(item)
 		need_comma = true
+	return OTHER
 
 
 func _dictionary() -> void:

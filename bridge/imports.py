@@ -1,0 +1,191 @@
+"""Import a project's assets the way the editor does, without running any of the project's code.
+
+A project checked out from git has its `.import` files but no `.godot/imported/`, so the engine
+cannot load its textures, fonts or sounds until the editor has imported them. `godot --import`
+starts the editor on the project, and the editor runs the project's code as it does so: editor
+plugins, @tool autoloads (their static initialisers), GDExtension libraries (native code), and the
+@tool scripts of resources an importer loads. So the import runs on a shadow of the project:
+
+1. A scratch folder mirrors the project with links to its files (hard links, then copies, where
+   links cannot be made), leaving out `.godot/`, every script and native library, linked folders,
+   and every resource file the guard refuses (gdscript/tools/audit.gd, run like a worker). The
+   artefacts already in the project's `.godot/imported/` are linked in too, so the editor redoes
+   only what is missing or stale.
+2. The editor imports the shadow (`--headless --import`; in recovery mode where the engine has it).
+3. What the import made comes back into the project: new or changed artefacts in
+   `.godot/imported/`, `.import` files, the `.uid` files of files the project has, and the uid cache
+   when the project has none. Each is written beside its target and renamed over it. Nothing else
+   of the shadow (its editor settings, script class cache, GDExtension list) is kept.
+
+Two bridge processes that meet one unimported project take turns through a lock; the second finds
+the import done (the stamp of `.godot/imported/` has moved) and does not import again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import engine as engines
+from . import locks
+from .errors import BridgeError
+
+CODE_EXTENSIONS = frozenset({"gd", "gdc", "cs", "gdextension", "so", "dll", "dylib", "framework"})
+"""Files left out of the shadow: scripts and native libraries, which the editor would run."""
+
+IMPORT_TIMEOUT = 900.0
+"""Seconds an import may take (a large project's first import takes minutes), whatever --timeout is."""
+
+_RECOVERY_MODE = (4, 5, 0)
+"""The first Godot with --recovery-mode (editor plugins, tool scripts and GDExtensions off)."""
+
+
+def stamp(root: Path) -> int | None:
+    """Return when the project's import folder last changed (None when there is none): an import
+    done by anyone since a request failed shows as a newer stamp."""
+    try:
+        return (root / ".godot" / "imported").stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: float, seen: int | None,
+                   announce: Callable[[], None]) -> str | None:
+    """Import the assets of `root` (a real project path) unless someone did since `seen` (a stamp()
+    taken when the need was found); return None when the project may be served again, else why not.
+    `announce` is called just before an import really starts."""
+    deadline = time.monotonic() + timeout
+    try:
+        held = locks.hold([root / ".godot" / "imported"], deadline)
+    except BridgeError as exc:
+        return exc.message
+    except OSError as exc:
+        return f"the import of {root} could not take its lock: {exc.strerror or exc}"
+    try:
+        if stamp(root) != seen:
+            return None
+        announce()
+        with tempfile.TemporaryDirectory(prefix="godot-bridge-import-") as scratch:
+            shadow = Path(scratch) / "project"
+            left_out = _audit(engine, root, pack, deadline)
+            if isinstance(left_out, str):
+                return left_out
+            _mirror(root, shadow, left_out)
+            failure = _run_import(engine, shadow, deadline)
+            if failure is not None:
+                return failure
+            _bring_back(shadow, root)
+        return None
+    except OSError as exc:
+        return f"the import of {root} failed: {exc.strerror or exc}"
+    finally:
+        held.release()
+
+
+def _audit(engine: engines.Engine, root: Path, pack: Path, deadline: float) -> set[str] | str:
+    """Return the project's resource files the guard refuses (relative paths), or why it could not tell."""
+    argv = [engine.path, "--headless", "--path", str(root), "--main-pack", str(pack), "-s",
+            str(engines.gdscript_dir() / "tools" / "audit.gd"), "--", str(root)]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=max(1.0, deadline - time.monotonic()),
+                              stdin=subprocess.DEVNULL, check=False, cwd=root)
+    except subprocess.TimeoutExpired:
+        return f"checking the resources of {root} before importing it ran past the deadline"
+    except OSError as exc:
+        return f"the engine could not be started to check {root} before importing it: {exc}"
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    if "UNSAFE" not in lines:
+        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+        return f"checking the resources of {root} before importing it failed: {tail}"
+    return {line.removeprefix("res://") for line in lines[lines.index("UNSAFE") + 1:] if line.startswith("res://")}
+
+
+def _mirror(root: Path, shadow: Path, left_out: set[str]) -> None:
+    """Fill `shadow` with links to the project's files, less what the import must not see."""
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        relative = here.relative_to(root)
+        # A linked folder may lead anywhere, its files included: it is not followed.
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink() and not (relative == Path(".") and d == ".godot")]
+        (shadow / relative).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            rel = (relative / name).as_posix()
+            if name.rsplit(".", 1)[-1].lower() in CODE_EXTENSIONS or rel in left_out:
+                continue
+            _link(here / name, shadow / relative / name)
+    imported = root / ".godot" / "imported"
+    if imported.is_dir():
+        (shadow / ".godot" / "imported").mkdir(parents=True)
+        for entry in imported.iterdir():
+            if entry.is_file() and not entry.is_symlink():
+                _link(entry, shadow / ".godot" / "imported" / entry.name)
+
+
+def _link(source: Path, target: Path) -> None:
+    """Make `target` show `source`'s content: a symbolic link, else a hard link, else a copy."""
+    for make in (os.symlink, os.link):
+        try:
+            make(source, target)
+            return
+        except OSError:
+            continue
+    shutil.copy2(source, target)
+
+
+def _run_import(engine: engines.Engine, shadow: Path, deadline: float) -> str | None:
+    argv = [engine.path, "--headless", "--path", str(shadow), "--import"]
+    if engine.version_tuple >= _RECOVERY_MODE:
+        argv.insert(2, "--recovery-mode")
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=max(1.0, deadline - time.monotonic()),
+                              stdin=subprocess.DEVNULL, check=False, cwd=shadow)
+    except subprocess.TimeoutExpired:
+        return "the engine's import ran past the deadline"
+    except OSError as exc:
+        return f"the engine's import could not be started: {exc}"
+    if done.returncode != 0:
+        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+        return f"the engine's import exited with status {done.returncode}: {tail}"
+    return None
+
+
+def _bring_back(shadow: Path, root: Path) -> None:
+    """Copy what the import made into the project: artefacts, .import and .uid files, the uid cache."""
+    for folder, _dirs, files in os.walk(shadow):
+        here = Path(folder)
+        relative = here.relative_to(shadow)
+        for name in files:
+            made = here / name
+            if made.is_symlink():
+                continue  # the project's own file, unchanged
+            rel = relative / name
+            target = root / rel
+            keep = (rel.parts[:2] == (".godot", "imported")
+                    or (name.endswith(".import") and (root / rel).with_suffix("").exists())
+                    or (name.endswith(".uid") and not target.exists() and (root / rel).with_suffix("").exists())
+                    or (rel == Path(".godot/uid_cache.bin") and not target.exists())
+                    or (rel == Path(".godot/.gdignore") and not target.exists()))
+            if keep:
+                _put(made, target)
+
+
+def _put(made: Path, target: Path) -> None:
+    """Write `made`'s bytes at `target` through a temp file renamed over it (skipped when equal)."""
+    data = made.read_bytes()
+    try:
+        if target.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_name(f".{target.name}.bridge-{os.getpid()}.tmp")
+    try:
+        temp.write_bytes(data)
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)

@@ -1,0 +1,96 @@
+extends RefCounted
+## Whether an imported asset (a file with a `.import` beside it) can be loaded now: its import
+## artefacts exist and are current, as the editor decides it (EditorFileSystem's reimport test).
+##
+## A project checked out from git has its `.import` files but no `.godot/`: the engine would find
+## the remap path missing and fail with ERR_FILE_CORRUPT, so the bridge must know to import first.
+## The editor records, per source, `.godot/imported/<name>-<md5 of its res:// path>.md5` with the
+## md5 of the source and of the artefacts it made; the asset is current when both still match and
+## every artefact named in the import's `dest_files` exists. Hashes are kept per file (by size and
+## time of change), so a texture is hashed once per worker, not once per request.
+
+const Scan = preload("safety/scan.gd")
+const TextFormat = preload("safety/text_format.gd")
+
+## Real path -> [modified time, size, md5 text]; for several files joined, their paths joined by "|"
+## -> [[time, size] of each, md5 text].
+static var _hashes: Dictionary = {}
+
+
+## The remap values of an import or remap file as the engine reads them: the keys before any
+## section and those of a first [remap] section (ResourceFormatImporter stops at any other tag).
+static func remap_values(sections: Array[Dictionary]) -> Dictionary:
+	var values: Dictionary = {}
+	for i: int in mini(sections.size(), 2):
+		if i == 0 or sections[i]["name"] == "remap":
+			values.merge(sections[i]["values"], true)
+	return values
+
+
+## The section of `sections` named `name`, or {}.
+static func section(sections: Array[Dictionary], name: String) -> Dictionary:
+	for each: Dictionary in sections:
+		if each["name"] == name:
+			return each["values"]
+	return {}
+
+
+## Why the asset at res:// `source` (real path `real`; `sections` from its .import file) cannot be
+## loaded now, or "" when it can.
+static func problem(source: String, real: String, sections: Array[Dictionary]) -> String:
+	var remap: Dictionary = remap_values(sections)
+	if remap.get("importer", "") == "keep" or remap.get("importer", "") == "skip":
+		return ""  # used as it is, or never loaded: either way there is nothing to import
+	if remap.get("valid", true) == false:
+		return "the editor's last import of it failed"
+	var record: String = "res://.godot/imported/%s-%s.md5" % [source.get_file(), source.md5_text()]
+	if not FileAccess.file_exists(record):
+		return "it has no import data"
+	var deps: Dictionary = section(sections, "deps")
+	var dests: Variant = deps.get("dest_files", [])
+	if typeof(dests) != TYPE_ARRAY:
+		return "its .import file lists no artefacts"
+	for dest: Variant in dests:
+		if typeof(dest) != TYPE_STRING or not FileAccess.file_exists(dest):
+			return "its import artefact %s is missing" % str(dest)
+	var recorded: Dictionary = section(_config(record), "")
+	if recorded.get("source_md5", "") != md5(real):
+		return "it changed since it was imported"
+	var dest_md5: String = str(recorded.get("dest_md5", ""))
+	if not dest_md5.is_empty() and dest_md5 != _joined_md5(dests):
+		return "its import artefacts changed since they were made"
+	return ""
+
+
+## The md5 text of the file at `path`, from the cache while its size and time of change hold.
+static func md5(path: String) -> String:
+	var changed: int = FileAccess.get_modified_time(path)
+	var size: int = FileAccess.get_size(path) if FileAccess.file_exists(path) else -1
+	var known: Array = _hashes.get(path, [])
+	if not known.is_empty() and known[0] == changed and known[1] == size:
+		return known[2]
+	var text: String = FileAccess.get_md5(path)
+	_hashes[path] = [changed, size, text]
+	return text
+
+
+## The md5 of several files as one (their bytes in order), as FileAccess::get_multiple_md5 makes
+## it for dest_md5; from the cache while each file's size and time of change hold.
+static func _joined_md5(paths: Array) -> String:
+	var key: String = "|".join(paths.map(func(path: Variant) -> String: return str(path)))
+	var stamps: Array = paths.map(func(path: Variant) -> Array: return [FileAccess.get_modified_time(str(path)), FileAccess.get_size(str(path))])
+	var known: Array = _hashes.get(key, [])
+	if not known.is_empty() and known[0] == stamps:
+		return known[1]
+	var context: HashingContext = HashingContext.new()
+	context.start(HashingContext.HASH_MD5)
+	for path: Variant in paths:
+		context.update(FileAccess.get_file_as_bytes(str(path)))
+	var text: String = context.finish().hex_encode()
+	_hashes[key] = [stamps, text]
+	return text
+
+
+## The sections of a file in the engine's config syntax (values: see TextFormat.config_file).
+static func _config(path: String) -> Array[Dictionary]:
+	return TextFormat.new(FileAccess.get_file_as_bytes(path), Scan.new(), true).config_file()
