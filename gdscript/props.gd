@@ -13,8 +13,10 @@ const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PR
 ## StandardMaterial3D). An object's own extra properties (a shader's uniforms, a script's members)
 ## are not among them; for those names apply() asks the object itself.
 static var _class_infos: Dictionary = {}
-## ClassDB's default value of each property, by class then name.
+## The default value of each property, by class then name (see _default()).
 static var _defaults: Dictionary = {}
+## A fresh instance of each class met, to read defaults from.
+static var _fresh: Dictionary = {}
 
 
 ## The settable properties of `target`, name -> info, in the engine's order.
@@ -122,13 +124,23 @@ static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictiona
 	return out
 
 
-## The value `name` reverts to: the object's own answer, else its class's default (cached in `defaults`).
+## The value `name` reverts to: the object's own answer, else what a fresh instance of its class
+## holds (cached in `defaults`). ClassDB has no default for a property the class shows only in
+## some states (StandardMaterial3D.heightmap_min_layers once deep parallax is on), but a fresh
+## instance holds its value all the same.
 static func _default(target: Object, cls: String, defaults: Dictionary, name: String) -> Variant:
 	if target.property_can_revert(name):
 		return target.property_get_revert(name)
 	if not defaults.has(name):
-		defaults[name] = ClassDB.class_get_property_default_value(cls, name)
+		var fresh: Object = _fresh_instance(cls)
+		defaults[name] = fresh.get(name) if fresh != null else ClassDB.class_get_property_default_value(cls, name)
 	return defaults[name]
+
+
+static func _fresh_instance(cls: String) -> Object:
+	if not _fresh.has(cls):
+		_fresh[cls] = ClassDB.instantiate(cls) if ClassDB.can_instantiate(cls) else null
+	return _fresh[cls]
 
 
 ## Whether two values are equal, floats compared as the engine stores them (32-bit).

@@ -68,3 +68,14 @@ def test_reading_a_scene_loads_its_scripts_but_instances_no_node(project: Path, 
     assert (project / "values/scripted/loaded.txt").exists()
     # ...but no node was created, so no _init ran.
     assert not (project / "values/scripted/created.txt").exists()
+
+
+def test_a_property_shown_only_in_some_states_is_not_stored_at_its_default(project: Path, bridge: Bridge) -> None:
+    # Particle billboards and deep parallax show properties the class hides otherwise, so ClassDB
+    # knows no default for them; a fresh instance does.
+    (project / "shown.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n'
+                                        'billboard_mode = 3\nheightmap_enabled = true\nheightmap_deep_parallax = true\n'
+                                        'particles_anim_h_frames = 4\n')
+    reply = bridge.resource_read(str(project), "shown.tres")
+    assert reply["properties"] == {"heightmap_enabled": True, "heightmap_deep_parallax": True,
+                                   "billboard_mode": 3, "particles_anim_h_frames": 4}
