@@ -241,3 +241,14 @@ def test_two_processes_meeting_an_unimported_project_import_it_once(clone: Path,
     outputs = [run.communicate(timeout=240) for run in runs]
     assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"], outputs
     assert sum(err.decode().count(IMPORTING) for _, err in outputs) == 1
+
+
+@pytest.mark.timeout(180)
+def test_an_imported_asset_is_a_leaf_at_every_depth(clone: Path, godot_bin: str) -> None:
+    with Bridge(godot_bin) as bridge:
+        deep = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres",
+                           "depth": 5})
+        flat = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres",
+                           "depth": 0})
+    assert deep["properties"]["albedo_texture"] == {"type": "CompressedTexture2D", "path": "res://icons/red.png"}
+    assert flat["properties"]["albedo_texture"] == "res://icons/red.png"

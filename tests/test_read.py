@@ -22,8 +22,8 @@ def test_a_file_changed_between_requests_is_seen(project: Path, bridge: Bridge) 
     base = project / "materials" / "base.tres"
     first = _read(bridge, project, "values/deep.tres")
     base.write_text(base.read_text().replace("roughness = 0.25", "roughness = 0.75"))
-    direct = _read(bridge, project, "materials/base.tres")
     nested = _read(bridge, project, "values/deep.tres")
+    direct = _read(bridge, project, "materials/base.tres")
     assert first["properties"]["next_pass"]["properties"]["roughness"] == 0.25  # type: ignore[index]
     assert direct["properties"]["roughness"] == 0.75  # type: ignore[index]
     assert nested["properties"]["next_pass"]["properties"]["roughness"] == 0.75  # type: ignore[index]

@@ -27,8 +27,10 @@ static var _loadable_extensions: PackedStringArray = []
 
 
 ## Check res:// `path` and everything loading it would load; fail `job` when it is unsafe, leaves
-## the project, or needs an asset that is not imported (yet). Return the files it would load, each
-## {"res", "real", "asset"} (asset: it is loaded through its import), the requested one first.
+## the project, or needs an asset that is not imported (yet). Return the files the engine would load
+## as resources, each {"res": the path it caches the file by, "real": its real path, "asset": whether
+## it is loaded through its import, "needs": the "real" of the files loading it loads}, the requested
+## one first.
 static func check(path: String, job: Job, where: String) -> Array[Dictionary]:
 	var pending: Array[Dictionary] = [{"path": path, "via": ""}]
 	var seen: Dictionary = {}
@@ -37,15 +39,24 @@ static func check(path: String, job: Job, where: String) -> Array[Dictionary]:
 		var item: Dictionary = pending.pop_front()
 		var named: String = item["path"]
 		var real: String = Paths.real(named) if named.begins_with("res://") or named.is_absolute_path() else ""
+		if item.has("from"):
+			item["from"]["needs"].append(real)
 		if seen.has(real):
 			continue
 		seen[real] = true
 		if not Paths.inside(real):
 			job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s%s is outside the project%s" % [where, named, item["via"], " (it resolves to %s)" % real if not real.is_empty() and real != named else ""], where)
 			return []
+		var entry: Dictionary = {"res": named, "real": real, "asset": false, "needs": []}
 		var found: Array[Dictionary] = _judge(Paths.to_res(real), real, job, where, item["via"], item.get("artefact", false), walk)
 		if job.failed():
 			return []
+		if not item.get("artefact", false) and FileAccess.file_exists(real):
+			entry["asset"] = FileAccess.file_exists(real + ".import")
+			walk["files"].append(entry)
+		for next: Dictionary in found:
+			if not next.get("artefact", false):
+				next["from"] = entry
 		pending.append_array(found)
 	if not walk["unimported"].is_empty():
 		job.fail(Job.NOT_IMPORTED, "%s: %s" % [where, walk["unimported"]], where)
@@ -72,7 +83,6 @@ static func _judge(file: String, real: String, job: Job, where: String, via: Str
 			next.append_array(_redirect(redirect, file, real, job, where, walk))
 			if job.failed():
 				return []
-	walk["files"].append({"res": file, "real": real, "asset": imported})
 	# A file no loader takes as it is needs an import, unless it is what an import made.
 	if not imported and not artefact and extension not in _loadable_extension_list() and walk["unimported"].is_empty():
 		walk["unimported"] = "%s%s has not been imported by the engine (the project has no import data for it)" % [file, via]
