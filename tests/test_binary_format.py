@@ -27,6 +27,7 @@ CLEAN_CLASSES: dict[str, set[str]] = {
     "material": {"StandardMaterial3D", "GradientTexture1D", "Gradient"},
     "mesh": {"ArrayMesh"},
     "values": {"Resource"},
+    "compressed": {"Resource"},
     "typed": {"Resource", "StandardMaterial3D", "Gradient"},
     "meta_sub": {"Resource", "Gradient", "Curve"},
     "clean_scene": {"PackedScene", "BoxMesh"},
@@ -37,13 +38,14 @@ CLEAN_CLASSES: dict[str, set[str]] = {
 }
 SCRIPTED = {
     "embedded_script", "external_script", "class_name_script", "scripted_sub",
-    "typed_external_script", "typed_embedded_script", "scene",
+    "typed_external_script", "typed_embedded_script", "scene", "compressed_script",
 }
 BROKEN_REASONS: dict[str, str] = {
     "big_endian": "big-endian",
-    "compressed": "RSCC",
+    "compressed_cut": "compressed binary resource cut short",
+    "compressed_block_damaged": "does not unpack",
     "too_deep": "nested deeper",
-    "magic_rscc": "RSCC",
+    "magic_rscc": "block size 0",
     "magic_other": "not a binary resource",
     "big_endian_flag": "big-endian",
     "format_7": "format version 7",

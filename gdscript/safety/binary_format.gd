@@ -16,6 +16,9 @@ const Scan = preload("scan.gd")
 
 const _MAGIC: String = "RSRC"
 const _COMPRESSED_MAGIC: String = "RSCC"
+## The most a compressed file may unpack to before the check refuses to read it (a font's data is a
+## few megabytes; a file claiming gigabytes would only cost memory).
+const _MAX_UNPACKED: int = 256 * 1024 * 1024
 const _ENGINE_MAJOR: int = 4
 const _MIN_FORMAT: int = 4
 const _MAX_FORMAT: int = 6
@@ -131,6 +134,13 @@ class _Cursor extends RefCounted:
 
 ## Fill `scan` from the bytes of a binary resource file.
 static func read(bytes: PackedByteArray, scan: Scan) -> void:
+	# The unpacked stream of a compressed file is what follows the magic of an uncompressed one, and
+	# the offsets in its table count from the stream's start: read it behind a magic, 4 bytes on.
+	var compressed: bool = bytes.slice(0, 4).get_string_from_ascii() == _COMPRESSED_MAGIC
+	if compressed:
+		bytes = _MAGIC.to_ascii_buffer() + _unpack(bytes, scan)
+		if scan.stopped():
+			return
 	var c: _Cursor = _Cursor.new(bytes, scan)
 	_read_header(c)
 	if c.ok:
@@ -141,6 +151,9 @@ static func read(bytes: PackedByteArray, scan: Scan) -> void:
 	var offsets: PackedInt64Array = []
 	if c.ok:
 		_read_internal(c, paths, offsets)
+		if compressed:
+			for i: int in offsets.size():
+				offsets[i] += _MAGIC.length()
 	if c.ok:
 		_check_offsets(c, offsets)
 	for i: int in offsets.size():
@@ -151,6 +164,45 @@ static func read(bytes: PackedByteArray, scan: Scan) -> void:
 		scan.finish()
 
 
+## The bytes inside a compressed binary resource ("RSCC", as the importers write fonts), unpacked the
+## way FileAccessCompressed reads them: after the magic, u32 compression mode, u32 block size, u32
+## unpacked size, then (size / block size + 1) u32 packed block sizes and the packed blocks, each
+## unpacking to a full block but the last. In it is a binary resource without its leading magic.
+static func _unpack(bytes: PackedByteArray, scan: Scan) -> PackedByteArray:
+	if bytes.size() < 16:
+		scan.fail_corrupt("compressed binary resource cut short in its header (%d bytes)" % bytes.size())
+		return PackedByteArray()
+	var mode: int = bytes.decode_u32(4)
+	var block_size: int = bytes.decode_u32(8)
+	var total: int = bytes.decode_u32(12)
+	if block_size == 0:
+		scan.fail_corrupt("compressed binary resource with block size 0")
+		return PackedByteArray()
+	if mode > FileAccess.COMPRESSION_BROTLI or total > _MAX_UNPACKED:
+		scan.fail("compressed binary resource with compression mode %d and %d bytes unpacked: not read" % [mode, total])
+		return PackedByteArray()
+	var blocks: int = total / block_size + 1
+	var at: int = 16 + blocks * 4
+	if bytes.size() < at:
+		scan.fail_corrupt("compressed binary resource cut short in its block table")
+		return PackedByteArray()
+	var unpacked: PackedByteArray = PackedByteArray()
+	for i: int in blocks:
+		var packed: int = bytes.decode_u32(16 + i * 4)
+		var size: int = block_size if i < blocks - 1 else total % block_size
+		if at + packed > bytes.size():
+			scan.fail_corrupt("compressed binary resource cut short in block %d" % i)
+			return PackedByteArray()
+		if size > 0:
+			var block: PackedByteArray = bytes.slice(at, at + packed).decompress(size, mode)
+			if block.size() != size:
+				scan.fail_corrupt("compressed binary resource whose block %d does not unpack" % i)
+				return PackedByteArray()
+			unpacked.append_array(block)
+		at += packed
+	return unpacked
+
+
 # ----- header and tables -----------------------------------------------------------------------
 
 static func _read_header(c: _Cursor) -> void:
@@ -158,9 +210,6 @@ static func _read_header(c: _Cursor) -> void:
 		c.fail_corrupt("too short for a binary resource (%d bytes)" % c.bytes.size())
 		return
 	var magic: String = c.bytes.slice(0, 4).get_string_from_ascii()
-	if magic == _COMPRESSED_MAGIC:
-		c.fail("compressed binary resource (RSCC): its contents cannot be checked without unpacking")
-		return
 	if magic != _MAGIC:
 		c.fail("not a binary resource: it starts with %s, not RSRC" % JSON.stringify(magic))
 		return

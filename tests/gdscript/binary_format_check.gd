@@ -54,7 +54,12 @@ func _saved_cases() -> void:
 	_save_and_scan("scene", "scene.scn", _scene(node_script), "scripted")
 	_chain_cases()
 	_save_and_scan("big_endian", "big_endian.res", _values(), "broken", ResourceSaver.FLAG_SAVE_BIG_ENDIAN)
-	_save_and_scan("compressed", "compressed.res", _values(), "broken", ResourceSaver.FLAG_COMPRESS)
+	_save_and_scan("compressed", "compressed.res", _values(), "clean", ResourceSaver.FLAG_COMPRESS)
+	_save_and_scan("compressed_script", "compressed_script.res", _with_script(_embedded("extends Resource\n")),
+			"scripted", ResourceSaver.FLAG_COMPRESS)
+	var packed: PackedByteArray = FileAccess.get_file_as_bytes(_dir.path_join("compressed.res"))
+	_report("compressed_cut", "broken", packed.slice(0, packed.size() - 40))
+	_report("compressed_block_damaged", "broken", _patched(packed, packed.size() - 30, "garbage!".to_ascii_buffer()))
 	_save_and_scan("too_deep", "too_deep.res", _deep(80), "broken")
 
 
