@@ -38,7 +38,9 @@ static func confine(path: String, job: Job, where: String) -> String:
 
 ## Load the resource at res:// `path` fresh from disk, after guard.gd has found that loading it runs
 ## no code (unless allowed), opens nothing outside the project, and needs no asset not imported.
-static func load_fresh(path: String, job: Job, where: String) -> Resource:
+## `copy`: return an object of its own, which the engine's cache does not hold (its embedded
+## sub-resources are new objects too; the files it names are shared).
+static func load_fresh(path: String, job: Job, where: String, copy: bool = false) -> Resource:
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
@@ -47,7 +49,7 @@ static func load_fresh(path: String, job: Job, where: String) -> Resource:
 		return null
 	# Held until the load below has taken them from the cache, which holds nothing by itself.
 	var fresh: Array[Resource] = _refresh_dependencies(files)
-	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_REPLACE)
+	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE if copy else ResourceLoader.CACHE_MODE_REPLACE)
 	fresh.clear()
 	if loaded == null:
 		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))], where)

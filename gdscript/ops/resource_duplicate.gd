@@ -6,6 +6,11 @@ extends RefCounted
 ## embedded sub-resources as embedded sub-resources again. Deep: every nested resource is copied
 ## and loses its path, so the saver embeds it, except imported assets and scripts, which stay
 ## references (an imported texture cannot be embedded, and a copied script would be new code).
+##
+## The copy is the source loaded once more from its file, not Resource.duplicate(): in 4.6.3
+## duplicating an OpenXRActionMap keeps 8 of its 14 interaction profiles, and leaves only 6 in the
+## source it was made from (the profiles' setter hands them over one by one), so a duplicate would
+## lose data and the loaded source with it. A second load holds exactly what the file holds.
 
 const Job = preload("../job.gd")
 const Props = preload("../props.gd")
@@ -14,10 +19,9 @@ const Saving = preload("../saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var source: Resource = Resources.load_fresh(request["source_path"], job, "source_path")
+	var copy: Resource = Resources.load_fresh(request["source_path"], job, "source_path", true)
 	if job.failed():
 		return {}
-	var copy: Resource = source.duplicate(false)
 	if request.get("deep_copy", false):
 		_embed_nested(copy, {})
 	var values: Dictionary = Props.apply(copy, request.get("property_overrides", {}), job, "property_overrides")
@@ -26,15 +30,16 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	return {"type": copy.get_class()}
 
 
-## Replace every nested resource of `owner` by a path-less copy, recursively; `copies` maps each
-## original to its copy so shared objects stay shared and cycles end.
+## Replace every resource file that `owner` names by a path-less copy of its own, recursively, so
+## the saver embeds it; `copies` maps each file's path to its copy so shared files stay shared and
+## cycles end. Embedded sub-resources are the copy's own objects already and are walked in place.
 static func _embed_nested(owner: Resource, copies: Dictionary) -> void:
 	for info: Dictionary in owner.get_property_list():
 		if info["usage"] & PROPERTY_USAGE_STORAGE == 0 or info["name"] == "script":
 			continue
 		var value: Variant = owner.get(info["name"])
 		var copied: Variant = _copied(value, copies)
-		if copied != null and not is_same(copied, value):
+		if not is_same(copied, value):
 			owner.set(info["name"], copied)
 
 
@@ -43,22 +48,33 @@ static func _copied(value: Variant, copies: Dictionary) -> Variant:
 		TYPE_OBJECT:
 			if not value is Resource or _stays_reference(value):
 				return value
-			if not copies.has(value):
-				var fresh: Resource = value.duplicate(false)
+			var file: String = value.resource_path
+			if file.is_empty() or file.contains("::"):
+				if not copies.has(value):
+					copies[value] = value
+					_embed_nested(value, copies)
+				return value
+			if not copies.has(file):
+				# Its file passed the guard with the source (guard.gd follows every file it names).
+				var fresh: Resource = ResourceLoader.load(file, "", ResourceLoader.CACHE_MODE_IGNORE)
 				fresh.resource_path = ""
-				copies[value] = fresh
+				copies[file] = fresh
 				_embed_nested(fresh, copies)
-			return copies[value]
+			return copies[file]
 		TYPE_ARRAY:
 			var items: Array = value.duplicate()
+			var changed: bool = false
 			for i: int in items.size():
 				items[i] = _copied(items[i], copies)
-			return items
+				changed = changed or not is_same(items[i], value[i])
+			return items if changed else value
 		TYPE_DICTIONARY:
 			var entries: Dictionary = value.duplicate()
+			var changed: bool = false
 			for key: Variant in entries:
 				entries[key] = _copied(entries[key], copies)
-			return entries
+				changed = changed or not is_same(entries[key], value[key])
+			return entries if changed else value
 	return value
 
 
