@@ -489,15 +489,21 @@ def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
     return error
 
 
-def _echo(request: Any) -> dict[str, Any]:
-    """The members every reply repeats from its request: op, id and the path key as written."""
+ECHOED_PATHS = ("resource_path", "path", "save_path", "source_path", "dest_path", "scene_path", "node_path",
+                "shader_path")
+"""Every request member naming a file or node, in the order an error reply lists them."""
+
+
+def _echo(request: Any, every_path: bool = False) -> dict[str, Any]:
+    """The members a reply repeats from its request: op, id, and the path key as written (with
+    `every_path`, each path member the request had, as an error reply gives them)."""
     if isinstance(request, Request):
         # Only these members: dumping the model would copy every property value for each reply.
-        keys = ["op", "id", *request.path_keys]
-        fields = {key: getattr(request, key) for key in keys}
+        keys = ["op", "id", *(ECHOED_PATHS if every_path else request.path_keys)]
+        fields = {key: getattr(request, key, None) for key in keys}
     elif isinstance(request, dict):
         fields = request
-        keys = ["op", "id", "resource_path", "path", "save_path"]
+        keys = ["op", "id", *(ECHOED_PATHS if every_path else ("resource_path", "path", "save_path"))]
     else:
         fields, keys = {}, []
     echo: dict[str, Any] = {"op": fields.get("op") if isinstance(fields.get("op"), str) else None}
@@ -507,7 +513,8 @@ def _echo(request: Any) -> dict[str, Any]:
             echo["id"] = value
         elif key != "id" and isinstance(value, str):
             echo[key] = value
-            break
+            if not every_path:
+                break
     return echo
 
 
@@ -518,7 +525,7 @@ def error_reply(request: Any, error: BridgeError) -> dict[str, Any]:
     if len(message) > _MESSAGE_MAX:
         # A message quotes the offending value, which may be megabytes long: keep both ends.
         wire["message"] = f"{message[: _MESSAGE_MAX - 300]} [...] {message[-250:]}"
-    return {**_echo(request), "result": "error", "error": wire}
+    return {**_echo(request, every_path=True), "result": "error", "error": wire}
 
 
 def ok_reply(request: AnyRequest, data: dict[str, Any]) -> dict[str, Any]:

@@ -55,3 +55,26 @@ def test_every_code_of_the_decisions_has_one_class() -> None:
              "save_failed", "engine_not_found", "engine_unsupported", "engine_crashed", "timeout", "skipped"}
     assert codes <= set(ERROR_CLASSES)
     assert all(cls.code == code for code, cls in ERROR_CLASSES.items())
+
+
+PATH_MEMBERS = {
+    "resource_duplicate": {"source_path": "materials/nowhere.tres", "dest_path": "copies/x.tres"},
+    "shape_create": {"shape_type": "BoxShape3D", "save_path": "shapes/box.tres", "scene_path": "level.tscn",
+                     "node_path": "No/Such/Node"},
+    "material_create": {"material_type": "ShaderMaterial", "resource_path": "mats/glow.tres",
+                        "shader_path": "shaders/nowhere.gdshader"},
+}
+
+
+@pytest.mark.parametrize("op", sorted(PATH_MEMBERS))
+@pytest.mark.parametrize("stage", ["engine", "validation"])
+def test_an_error_reply_echoes_every_path_member_of_its_request(
+        bridge: Bridge, project: Path, op: str, stage: str) -> None:
+    members = PATH_MEMBERS[op]
+    request = {"op": op, "project_path": str(project), **members}
+    if stage == "validation":
+        request["unknown_member"] = 1
+    reply = bridge.run(request)
+    assert reply["result"] == "error", reply
+    paths = {key: value for key, value in members.items() if key.endswith("_path")}
+    assert {key: reply.get(key) for key in paths} == paths, reply
