@@ -52,8 +52,10 @@ class EngineHost:
         start_timeout: float = START_TIMEOUT,
         max_requests: int | None = MAX_REQUESTS,
         max_rss: int | None = MAX_RSS,
+        relative_to: str | None = None,
     ) -> None:
         self._godot = godot
+        self.relative_to = relative_to
         self._engine: engines.Engine | None = None
         self._packs: dict[str, Path] = {}
         self._engine_lock = threading.RLock()
@@ -146,6 +148,7 @@ class Bridge(EngineHost):
         start_timeout: float = START_TIMEOUT,
         max_requests: int | None = MAX_REQUESTS,
         max_rss: int | None = MAX_RSS,
+        relative_to: str | None = None,
     ) -> None:
         super().__init__(
             godot,
@@ -155,6 +158,7 @@ class Bridge(EngineHost):
             start_timeout=start_timeout,
             max_requests=max_requests,
             max_rss=max_rss,
+            relative_to=relative_to,
         )
         self._workers: dict[Path, Worker] = {}
         self._stamps: dict[Path, int | None] = {}
@@ -182,7 +186,7 @@ class Bridge(EngineHost):
     def serve(self, request: AnyRequest) -> dict[str, Any]:
         """Serve one validated request; return its reply."""
         try:
-            root = paths.project_root(request.project_path)
+            root = paths.project_root(request.project_path, self.relative_to)
             message, _ = engine_message(request, root)
             answer = self._call(root, message)
             if self._should_import(root, answer):
@@ -243,7 +247,7 @@ class Bridge(EngineHost):
 
     def worker_for(self, project_path: str) -> Worker:
         """Return the warm worker serving a project, starting it if needed."""
-        return self._worker(paths.project_root(project_path))
+        return self._worker(paths.project_root(project_path, self.relative_to))
 
     def _worker(self, root: Path) -> Worker:
         worker = self._workers.get(root)
@@ -457,11 +461,16 @@ def _integer(literal: str) -> int | HugeInteger:
 
 def decode_request(text: str) -> dict[str, Any]:
     """Return the JSON object of one request's text, or raise InvalidJson."""
+    if text.startswith("\0"):
+        raise InvalidJson("the request is not UTF-8; send one JSON object")
+    if not text.strip():
+        raise InvalidJson("the request is empty; send one JSON object")
     try:
         raw = json.loads(text, parse_int=_integer)
+    except json.JSONDecodeError as exc:
+        raise InvalidJson(f"the request is not valid JSON ({exc.msg} at column {exc.colno}); send one JSON object") from None
     except (ValueError, RecursionError):
-        shown = "not UTF-8" if text.startswith("\0") else "not valid JSON"
-        raise InvalidJson(f"the request is {shown}; send one JSON object") from None
+        raise InvalidJson("the request is not valid JSON; send one JSON object") from None
     if not isinstance(raw, dict):
         raise InvalidJson(f"the request is a JSON {type(raw).__name__}, not an object")
     return raw

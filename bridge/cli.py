@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .api import Bridge
 
         with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
-                    auto_import=not args.no_import) as bridge:
+                    auto_import=not args.no_import, relative_to=os.getcwd()) as bridge:
             return _mcp(bridge, args.project)
     except UsageError as exc:
         return _usage(str(exc))
@@ -126,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     from .api import Bridge
 
     with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
-                auto_import=not args.no_import) as bridge:
+                auto_import=not args.no_import, relative_to=os.getcwd()) as bridge:
         head_start.hand_to(bridge)
         # The head start has parsed the request already; a text it could not parse gets its error here.
         reply = bridge.run(head_start.raw) if isinstance(head_start.raw, dict) else _serve_line(bridge, text)
@@ -147,7 +147,7 @@ class _HeadStart:
         self.workers: list[Worker] = []
         try:
             self.raw = json.loads(text)
-            root = self.root = paths.project_root(self.raw["project_path"])
+            root = self.root = paths.project_root(self.raw["project_path"], os.getcwd())
             engine = engines.probe(engines.find_godot(args.godot))
             pack = engines.settings_pack(engine)
         except (ValueError, TypeError, KeyError, RecursionError, BridgeError):
@@ -178,7 +178,8 @@ class _HeadStart:
 def _mcp(bridge: Bridge, project: str | None) -> int:
     if project is not None:
         try:
-            paths.project_root(project)
+            # A per-repository client configuration says `--project .`: the folder the client starts in.
+            project = str(paths.project_root(project, os.getcwd()))
         except BridgeError as exc:
             raise UsageError(f"--project: {exc.message}") from None
     # Imported here because the MCP SDK takes ~0.4 s to import, which no other command should pay.
@@ -200,12 +201,15 @@ def _batch(args: argparse.Namespace) -> int:
     progress = _Progress(_count_lines(args.file)) if _want_progress(args.progress) else None
     failed = False
     with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
-                      stop_on_error=args.stop_on_error, auto_import=not args.no_import) as pool:
+                      stop_on_error=args.stop_on_error, auto_import=not args.no_import,
+                      relative_to=os.getcwd()) as pool:
         head_start.hand_to(pool)
         out = sys.stdout
         try:
-            for reply in pool.map(_request_lines(itertools.chain([first], stream))):
+            for line, reply in enumerate(pool.map(_request_lines(itertools.chain([first] if first else [], stream))), 1):
                 failed = failed or reply["result"] != "ok"
+                if reply["result"] == "error" and reply["error"]["code"] == "invalid_json":
+                    reply["error"]["message"] = f"line {line}: {reply['error']['message']}"
                 out.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
                 # Flush only when the next reply is not ready yet: replies stream as they come,
                 # without one system call per reply on a fast run.
@@ -225,10 +229,9 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _request_lines(stream: Iterable[bytes]) -> Iterator[str]:
+    """Every line a request, blank ones too (they get an invalid_json reply): reply N is line N."""
     for raw in stream:
-        line = _decoded(raw)
-        if line.strip():
-            yield line
+        yield _decoded(raw)
 
 
 def _decoded(data: bytes) -> str:
@@ -287,7 +290,7 @@ def _count_lines(source: str) -> int | None:
     if source == "-" or not os.path.isfile(source):
         return None
     with open(source, "rb") as lines:
-        return sum(1 for line in lines if line.strip())
+        return sum(1 for _ in lines)
 
 
 class _Progress:

@@ -142,6 +142,7 @@ class Pool(EngineHost):
         max_requests: int | None = MAX_REQUESTS,
         max_rss: int | None = MAX_RSS,
         argv_for: ArgvFor | None = None,
+        relative_to: str | None = None,
     ) -> None:
         if jobs < 1 or window < 1:
             raise ValueError("a pool needs at least one worker and a window of at least one")
@@ -153,6 +154,7 @@ class Pool(EngineHost):
             start_timeout=start_timeout,
             max_requests=max_requests,
             max_rss=max_rss,
+            relative_to=relative_to,
         )
         self.jobs = jobs
         self.window = window
@@ -433,7 +435,7 @@ class Pool(EngineHost):
             if len(self._roots) >= _ROOTS_CACHED:
                 self._roots.clear()
             try:
-                known = paths.project_root(project_path)
+                known = paths.project_root(project_path, self.relative_to)
             except BridgeError as exc:
                 known = exc
             self._roots[project_path] = known

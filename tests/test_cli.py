@@ -104,7 +104,7 @@ def test_batch_answers_in_order_and_exits_1_on_any_error(godot_bin: str, project
     done = run_cli("--godot", godot_bin, "batch", "--no-progress", input="\n".join(lines) + "\n")
     assert done.returncode == 1
     got = [(r.get("id"), r["result"]) for r in replies(done.stdout)]
-    assert got == [(1, "ok"), (2, "error"), (None, "error"), (4, "ok")]
+    assert got == [(1, "ok"), (None, "error"), (2, "error"), (None, "error"), (4, "ok")]  # a blank line too
 
 
 def test_batch_stop_on_error_skips_the_rest(godot_bin: str, project: Path) -> None:
@@ -143,3 +143,36 @@ def test_python_dash_m_is_the_same_command() -> None:
     assert module.returncode == installed.returncode == 0
     assert "batch" in module.stdout and "doctor" in module.stdout
     assert module.stdout.split("\n", 1)[1] == installed.stdout.split("\n", 1)[1]
+
+
+def _cli_in(folder: Path, godot_bin: str, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**__import__("os").environ, "GODOT_BIN": godot_bin}
+    return subprocess.run([sys.executable, "-m", "bridge", *args], input=input, capture_output=True, text=True,
+                          cwd=folder, env=env, timeout=120)
+
+
+def test_run_and_batch_take_a_project_path_relative_to_the_current_folder(godot_bin: str, project: Path) -> None:
+    request = json.dumps({**read_request(project), "project_path": project.name})
+    one = _cli_in(project.parent, godot_bin, "run", request)
+    many = _cli_in(project.parent, godot_bin, "batch", "-j", "1", input=request + "\n" +
+                   json.dumps({**read_request(project), "project_path": "."}) + "\n")
+    here = _cli_in(project, godot_bin, "run", json.dumps({**read_request(project), "project_path": "."}))
+    assert json.loads(one.stdout)["result"] == "ok", one.stdout
+    assert [reply["result"] for reply in replies(many.stdout)] == ["ok", "error"]
+    assert replies(many.stdout)[1]["error"]["code"] == "project_not_found"  # "." is the parent: no project.godot
+    assert json.loads(here.stdout)["result"] == "ok", here.stdout
+
+
+def test_batch_reply_n_is_line_n_and_bad_json_names_its_line_and_column(godot_bin: str, project: Path) -> None:
+    good = json.dumps(read_request(project))
+    done = run_cli("batch", "-j", "1", input=f"{good}\n\n{{\"op\": \"resource_read\",}}\n{good}\n", godot=godot_bin)
+    got = replies(done.stdout)
+    assert [reply["result"] for reply in got] == ["ok", "error", "error", "ok"]
+    assert got[1]["error"]["code"] == "invalid_json" and got[1]["error"]["message"].startswith("line 2: ")
+    assert got[2]["error"]["message"].startswith("line 3: the request is not valid JSON (")
+    assert "column 24" in got[2]["error"]["message"]
+
+
+def test_an_empty_batch_has_no_replies(godot_bin: str) -> None:
+    done = run_cli("batch", input="", godot=godot_bin)
+    assert (done.returncode, done.stdout) == (0, "")
