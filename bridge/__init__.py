@@ -1,15 +1,58 @@
-"""godot-bridge: create and inspect Godot 4 resources through the real headless engine."""
+"""godot-bridge: create and inspect Godot 4 resources through the real headless engine.
+
+`Bridge` serves requests (plain dicts, or its typed methods); a failed typed call raises the
+`BridgeError` subclass of its error code, each exported here. Messages about the engine's life
+(imports, restarts) go to the `logging` logger "bridge".
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
-from .errors import BridgeError
+from .errors import (
+    BridgeError,
+    EngineCrashed,
+    EngineError,
+    EngineNotFound,
+    EngineOperationError,
+    EngineUnsupported,
+    ForbiddenProperty,
+    IncompatibleNode,
+    InvalidJson,
+    InvalidPath,
+    InvalidRequest,
+    InvalidType,
+    InvalidValue,
+    LoadFailed,
+    NodeNotFound,
+    NotFound,
+    NotImported,
+    PathOutsideProject,
+    ProjectNotFound,
+    RequestError,
+    SaveFailed,
+    Skipped,
+    Timeout,
+    UnknownProperty,
+    UnsafeResource,
+)
+
+__version__ = "0.2.0"
+
+# A library stays quiet unless its user configures logging; the command line shows these on stderr.
+logging.getLogger("bridge").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from .api import Bridge
 
-__all__ = ["Bridge", "BridgeError"]
+__all__ = [
+    "Bridge", "BridgeError", "EngineCrashed", "EngineError", "EngineNotFound", "EngineOperationError",
+    "EngineUnsupported", "ForbiddenProperty", "IncompatibleNode", "InvalidJson", "InvalidPath", "InvalidRequest",
+    "InvalidType", "InvalidValue", "LoadFailed", "NodeNotFound", "NotFound", "NotImported", "PathOutsideProject",
+    "ProjectNotFound", "RequestError", "SaveFailed", "Skipped", "Timeout", "UnknownProperty", "UnsafeResource",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import struct
-import sys
 import threading
 import time
 from pathlib import Path
@@ -36,6 +36,7 @@ _F32 = struct.Struct("<f")
 
 
 _Host = TypeVar("_Host", bound="EngineHost")
+log = logging.getLogger("bridge")
 
 
 class EngineHost:
@@ -122,8 +123,7 @@ class EngineHost:
         import stamp `seen`, saying so on stderr; return None when it may be served again, else why not."""
 
         def announce() -> None:
-            sys.stderr.write(f"godot-bridge: importing the assets of {root} (first use; this takes a few seconds)\n")
-            sys.stderr.flush()
+            log.warning("godot-bridge: importing the assets of %s (first use; this takes a few seconds)", root)
 
         return imports.import_project(self.engine(), root, self.pack(), max(self.timeout, imports.IMPORT_TIMEOUT),
                                       seen, announce)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import logging
 import math
 import os
 import sys
@@ -62,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Replies are JSON on stdout; exit status 0 when all are ok, 1 when any is an error, 2 for misuse.",
         parents=[_global_options(top=True)],
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"godot-bridge {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", parents=[common], help="serve one request",
                               description="Serve one request and print its reply as one line of JSON.")
@@ -89,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
+    logging.basicConfig(format="%(message)s", level=logging.INFO, stream=sys.stderr)
     if not math.isfinite(args.timeout) or args.timeout <= 0:
         return _usage(f"--timeout must be a positive number of seconds, not {args.timeout}")
     try:
@@ -183,7 +188,13 @@ def _mcp(bridge: Bridge, project: str | None) -> int:
         except BridgeError as exc:
             raise UsageError(f"--project: {exc.message}") from None
     # Imported here because the MCP SDK takes ~0.4 s to import, which no other command should pay.
-    from .mcp import serve
+    try:
+        from .mcp import serve
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "mcp":
+            raise
+        raise UsageError("the MCP server needs the MCP SDK: pip install 'godot-bridge[mcp]' "
+                         "(or pipx inject godot-bridge mcp)") from None
 
     serve(bridge, project)
     return EXIT_OK

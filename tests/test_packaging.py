@@ -49,3 +49,60 @@ def test_installed_bridge_serves_from_its_own_scripts(installed: Path, godot_bin
     assert Path(folder) == installed / "bridge" / "gdscript"
     assert json.loads(reply)["result"] == "ok"
     assert set(snapshot(project)) - set(before) == {"wheel.tres"}
+
+
+def _metadata(installed: Path) -> list[tuple[str, str]]:
+    text = next(installed.glob("godot_bridge-*.dist-info")).joinpath("METADATA").read_text()
+    return [(key, value.strip()) for key, _, value in (line.partition(":") for line in text.split("\n\n")[0].splitlines())]
+
+
+def test_the_wheel_says_its_licence_version_and_typing(installed: Path) -> None:
+    import bridge
+
+    fields = _metadata(installed)
+    assert ("License-Expression", "MIT") in fields
+    assert ("Version", bridge.__version__) in fields
+    assert any(key == "Project-URL" for key, _ in fields) and any(key == "Classifier" for key, _ in fields)
+    dist_info = next(installed.glob("godot_bridge-*.dist-info"))
+    assert "MIT License" in next(dist_info.rglob("LICENSE")).read_text()
+    assert (installed / "bridge" / "py.typed").is_file()
+
+
+def test_the_core_needs_pydantic_and_psutil_only(installed: Path) -> None:
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    required = [Requirement(value) for key, value in _metadata(installed) if key == "Requires-Dist"]
+    core = sorted(req.name for req in required if req.marker is None)
+    assert core == ["psutil", "pydantic"]
+    assert [req.name for req in required if req.marker is not None and req.marker.evaluate({"extra": "mcp"})
+            and not req.marker.evaluate({"extra": ""})][:1] == ["mcp"]
+    # What installing the core brings, resolved against this environment's installed packages.
+    closure: set[str] = set()
+    pending = list(core)
+    while pending:
+        name = pending.pop()
+        if name.lower() in closure:
+            continue
+        closure.add(name.lower())
+        for text in metadata.requires(name) or []:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                pending.append(req.name)
+    print(f"core install: {len(closure)} packages: {sorted(closure)}")
+    assert len(closure) <= 8
+
+
+def test_version_on_the_command_line_matches_the_package() -> None:
+    import bridge
+
+    done = subprocess.run([sys.executable, "-m", "bridge", "--version"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, f"godot-bridge {bridge.__version__}")
+
+
+def test_mcp_without_the_sdk_says_how_to_install_it() -> None:
+    code = "import sys; sys.modules['mcp'] = None; from bridge.cli import main; sys.exit(main(['mcp']))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 2
+    assert "pip install 'godot-bridge[mcp]'" in done.stderr and "Traceback" not in done.stderr
