@@ -64,14 +64,15 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
 
 @pytest.mark.timeout(180)
 def test_a_bridge_imports_a_project_once(
-    textured: Path, godot_bin: str, capsys: pytest.CaptureFixture[str]
+    textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     (textured / "icons" / "blue.png").write_bytes(png(2, 2))
     with Bridge(godot_bin) as bridge:
         first = bridge.run(style_box(textured, "ui/a.tres"))
         second = bridge.run({**style_box(textured, "ui/b.tres"), "properties": {"texture": "icons/blue.png"}})
     assert (first["result"], second["result"]) == ("ok", "ok")
-    assert capsys.readouterr().err.count(IMPORTING) == 1
+    assert [record.getMessage() for record in caplog.records].count(  # the library logs it (logger "bridge")
+        f"{IMPORTING} {textured} (first use; this takes a few seconds)") == 1
 
 
 def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godot_bin: str) -> None:
