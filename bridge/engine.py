@@ -44,7 +44,9 @@ def parse_version(text: str) -> tuple[int, int, int]:
 
 
 def find_godot(explicit: str | None = None, environ: dict[str, str] | None = None) -> str:
-    """Return the Godot binary named by --godot, else GODOT_BIN, else godot/godot4 on PATH."""
+    """Return the Godot binary named by --godot, else GODOT_BIN, else the first Godot 4.3+ among
+    godot and godot4 on PATH and the one scripts/install-godot.sh installs (a Godot 3 named `godot`
+    beside a `godot4` is common: it is passed over, not an error)."""
     env = os.environ if environ is None else environ
     for source, candidate in (("--godot", explicit), ("GODOT_BIN", env.get("GODOT_BIN"))):
         if candidate:
@@ -52,10 +54,20 @@ def find_godot(explicit: str | None = None, environ: dict[str, str] | None = Non
             if found is None:
                 raise EngineNotFound(f"{source} names {candidate!r}, which is not an executable file")
             return found
-    for name in ("godot", "godot4"):
-        found = shutil.which(name, path=env.get("PATH"))
-        if found:
-            return found
+    candidates = [shutil.which(name, path=env.get("PATH")) for name in ("godot", "godot4")]
+    candidates.append(shutil.which(str(cache_dir() / "bin" / "godot")))
+    too_old: EngineUnsupported | None = None
+    for found in dict.fromkeys(candidate for candidate in candidates if candidate):
+        try:
+            probe(found)
+        except EngineUnsupported as exc:
+            too_old = too_old or exc
+            continue
+        except EngineNotFound:
+            continue
+        return found
+    if too_old is not None:
+        raise too_old
     raise EngineNotFound(
         "no Godot binary found: pass --godot PATH, set GODOT_BIN, or put godot on PATH "
         "(scripts/install-godot.sh installs one)"

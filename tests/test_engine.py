@@ -103,3 +103,21 @@ def test_doctor_flags_an_invalid_project(godot_bin: str, tmp_path: Path) -> None
     report = json.loads(done.stdout)
     assert done.returncode == 1
     assert report["project"]["error"]["code"] == "project_not_found"
+
+
+def test_a_godot_3_on_path_is_passed_over_for_godot4(tmp_path: Path) -> None:
+    fake_godot(tmp_path, "3.5.3.stable", "godot")
+    godot4 = fake_godot(tmp_path, "4.5.stable", "godot4")
+    assert find_godot(None, {"PATH": str(tmp_path)}) == str(godot4)
+
+
+def test_only_a_godot_3_on_path_is_unsupported_naming_it(tmp_path: Path) -> None:
+    old = fake_godot(tmp_path, "3.5.3.stable", "godot")
+    with pytest.raises(EngineUnsupported, match=f"{old} is Godot 3.5.3"):
+        find_godot(None, {"PATH": str(tmp_path)})
+
+
+def test_the_godot_the_install_script_makes_is_found_without_path(tmp_path: Path) -> None:
+    (tmp_path / "cache" / "godot-bridge" / "bin").mkdir(parents=True)
+    installed = fake_godot(tmp_path / "cache" / "godot-bridge" / "bin", "4.6.3.stable", "godot")
+    assert find_godot(None, {"PATH": str(tmp_path / "empty")}) == str(installed)
