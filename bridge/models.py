@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+import difflib
+from typing import Annotated, Any, ClassVar, Literal, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -31,6 +32,15 @@ SHAPE_TYPES_2D = (
 )
 SHAPE_TYPES = SHAPE_TYPES_3D + SHAPE_TYPES_2D
 STYLE_TYPES = ("StyleBoxFlat", "StyleBoxTexture", "StyleBoxLine", "StyleBoxEmpty")
+GODOT_3_NAMES = {
+    "BoxShape": "BoxShape3D", "SphereShape": "SphereShape3D", "CapsuleShape": "CapsuleShape3D",
+    "CylinderShape": "CylinderShape3D", "ConvexPolygonShape": "ConvexPolygonShape3D",
+    "ConcavePolygonShape": "ConcavePolygonShape3D", "HeightMapShape": "HeightMapShape3D",
+    "PlaneShape": "WorldBoundaryShape3D", "LineShape2D": "WorldBoundaryShape2D",
+    "RayShape": "SeparationRayShape3D", "RayShape2D": "SeparationRayShape2D",
+}
+"""Godot 3 shape classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
+gdscript/props.gd has the material ones, which the engine side checks."""
 
 Properties = dict[str, Any]
 """Property name to JSON value; the engine converts each value by the property's own type."""
@@ -134,8 +144,8 @@ class ShapeCreate(Request):
     def _check(self) -> ShapeCreate:
         if self.shape_type not in SHAPE_TYPES:
             raise InvalidType(
-                f"shape_type {self.shape_type!r} is not a shape class this tool creates; "
-                f"use one of {', '.join(SHAPE_TYPES)}",
+                f"shape_type {self.shape_type!r} is not a shape class this tool creates"
+                f"{suggest_class(self.shape_type, SHAPE_TYPES) or '; use one of ' + ', '.join(SHAPE_TYPES)}",
                 field="shape_type",
             )
         if self.shape_params is not None and self.properties is not None:
@@ -170,8 +180,8 @@ class StyleBoxCreate(Request):
     def _check_type(self) -> StyleBoxCreate:
         if self.style_type not in STYLE_TYPES:
             raise InvalidType(
-                f"style_type {self.style_type!r} is not a style box class; "
-                f"use one of {', '.join(STYLE_TYPES)}",
+                f"style_type {self.style_type!r} is not a style box class"
+                f"{suggest_class(self.style_type, STYLE_TYPES) or '; use one of ' + ', '.join(STYLE_TYPES)}",
                 field="style_type",
             )
         return self
@@ -220,26 +230,67 @@ def parse_request(raw: Any) -> AnyRequest:
         raise _request_error(exc) from None
 
 
+_PLAIN_WORDING = {
+    "int_type": "must be an integer", "int_parsing": "must be an integer", "int_from_float": "must be an integer",
+    "bool_type": "must be true or false", "bool_parsing": "must be true or false",
+    "string_type": "must be a string", "float_type": "must be a number", "float_parsing": "must be a number",
+    "dict_type": "must be an object", "list_type": "must be an array",
+}
+"""Pydantic's error kinds in the words of a JSON request (its own say "Input should be a valid ...")."""
+
+
 def _request_error(exc: ValidationError) -> InvalidRequest | InvalidType:
-    first = exc.errors(include_url=False)[0]
+    errors = exc.errors(include_url=False)
+    first = errors[0]
     ctx_error = first.get("ctx", {}).get("error")
     if isinstance(ctx_error, InvalidType):
         return ctx_error
-    loc = [str(part) for part in first["loc"] if not str(part).startswith(("function-", "op"))]
-    # The discriminated union puts the op name first in every location; drop it.
-    if loc and loc[0] in OPERATIONS:
-        loc = loc[1:]
+    loc = _where(first)
     field = loc[0] if loc else None
     where = ".".join(loc)
     kind = first["type"]
     if kind == "extra_forbidden":
         return InvalidRequest(f"unknown member {where!r}", field=field)
     if kind == "missing":
-        return InvalidRequest(f"{where} is required", field=field)
-    message = str(first["msg"]).removeprefix("Value error, ")
+        unknown = [".".join(_where(error)) for error in errors if error["type"] == "extra_forbidden"]
+        meant = _meant(where, unknown)
+        hint = f" (the request has {meant!r}: is that it?)" if meant else ""
+        return InvalidRequest(f"{where} is required{hint}", field=field)
+    message = _PLAIN_WORDING.get(kind) or str(first["msg"]).removeprefix("Value error, ")
+    if kind == "greater_than_equal":
+        message = f"must be at least {first.get('ctx', {}).get('ge')}"
     if where:
         message = f"{where}: {message} (got {_shown(first.get('input'))})"
     return InvalidRequest(message, field=field)
+
+
+def _where(error: Any) -> list[str]:
+    loc = [str(part) for part in error["loc"] if not str(part).startswith(("function-", "op"))]
+    # The discriminated union puts the op name first in every location; drop it.
+    return loc[1:] if loc and loc[0] in OPERATIONS else loc
+
+
+def _meant(missing: str, unknown: list[str]) -> str | None:
+    """The unknown member most likely meant for a missing one: the same name in another spelling
+    (materialType, Material-Type) or one a typo away."""
+    def plain(name: str) -> str:
+        return name.replace("_", "").replace("-", "").lower()
+    same = [name for name in unknown if plain(name) == plain(missing)]
+    close = difflib.get_close_matches(missing, unknown, n=1, cutoff=0.75)
+    return same[0] if same else close[0] if close else None
+
+
+def suggest_class(name: str, accepted: Sequence[str]) -> str:
+    """"; did you mean ..." for a class name not in `accepted`: another case, the Godot 4 name of a
+    Godot 3 class, or the closest names; "" when none is near."""
+    for candidate in accepted:
+        if candidate.lower() == name.lower():
+            return f"; did you mean {candidate}?"
+    renamed = GODOT_3_NAMES.get(name)
+    if renamed in accepted:
+        return f"; did you mean {renamed} (its name since Godot 4)?"
+    close = difflib.get_close_matches(name, accepted, n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def _shown(value: Any) -> str:

@@ -166,11 +166,33 @@ static func same(a: Variant, b: Variant) -> bool:
 	return a == b
 
 
+## Godot 3 material classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
+## bridge/models.py has the shape ones, which the front end checks.
+const _GODOT_3_NAMES: Dictionary = {
+	"SpatialMaterial": "StandardMaterial3D", "ParticlesMaterial": "ParticleProcessMaterial",
+}
+
+
+## "; did you mean ..." for a class name that is not one of `accepted`: the same name in another
+## case, the Godot 4 name of a Godot 3 class, or the closest names; "" when none is near.
+static func suggest_class(type: String, accepted: Array) -> String:
+	for candidate: Variant in accepted:
+		if str(candidate).to_lower() == type.to_lower():
+			return "; did you mean %s?" % candidate
+	var renamed: String = _GODOT_3_NAMES.get(type, "")
+	if renamed in accepted:
+		return "; did you mean %s (its name since Godot 4)?" % renamed
+	return suggest(type, accepted)
+
+
 ## "; did you mean ..." with the closest known names, or "".
 static func suggest(name: String, known: Array) -> String:
 	# No property name is this long, and comparing a huge one with every name takes seconds.
 	if name.length() > 200:
 		return ""
+	if ("shader_parameter/" + name) in known:
+		# A ShaderMaterial's uniforms are its shader_parameter/<name> properties.
+		return "; did you mean %s?" % JSON.stringify("shader_parameter/" + name)
 	var scored: Array = []
 	for candidate: Variant in known:
 		var score: float = name.similarity(str(candidate))

@@ -46,3 +46,21 @@ def test_references_carry_the_targets_uid(project: Path, bridge: Bridge) -> None
     text = (project / "new/c.tres").read_text()
     target = _uid(project / "materials/base.tres")
     assert f'[ext_resource type="Material" uid="{target}" path="res://materials/base.tres"' in text
+
+
+@pytest.mark.parametrize(("material_type", "says"), [
+    ("standardmaterial3d", "did you mean StandardMaterial3D?"),
+    ("SpatialMaterial", "did you mean StandardMaterial3D (its name since Godot 4)?"),
+])
+def test_a_near_miss_class_name_is_suggested(bridge: Bridge, project: Path, material_type: str, says: str) -> None:
+    reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": material_type,
+                        "resource_path": "m.tres"})
+    assert reply["error"]["code"] == "invalid_type" and says in reply["error"]["message"]
+
+
+def test_a_bare_uniform_name_suggests_its_shader_parameter(bridge: Bridge, project: Path) -> None:
+    (project / "glow.gdshader").write_text("shader_type spatial;\nuniform vec4 tint : source_color;\n")
+    reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "ShaderMaterial",
+                        "resource_path": "m.tres", "shader_path": "glow.gdshader", "properties": {"tint": "#ff0000"}})
+    assert reply["error"]["code"] == "unknown_property"
+    assert 'did you mean "shader_parameter/tint"?' in reply["error"]["message"]

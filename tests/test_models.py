@@ -81,3 +81,19 @@ def test_shader_path_only_with_shader_material() -> None:
 
 def test_a_request_is_an_object() -> None:
     assert refused([1, 2]).code == "invalid_request"
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    ({"op": "shape_create", "shape_type": "BoxShape"}, "did you mean BoxShape3D (its name since Godot 4)?"),
+    ({"op": "shape_create", "shape_type": "boxshape3d"}, "did you mean BoxShape3D?"),
+    ({"op": "style_box_create", "style_type": "styleboxflat", "resource_path": "s.tres"}, "did you mean StyleBoxFlat?"),
+    ({"op": "material_create", "materialType": "StandardMaterial3D", "resource_path": "m.tres"},
+     "material_type is required (the request has 'materialType': is that it?)"),
+    ({"op": "resource_read", "resource_path": "m.tres", "depth": "2"}, "depth: must be an integer (got '2')"),
+    ({"op": "resource_read", "resource_path": "m.tres", "depth": -1}, "depth: must be at least 0 (got -1)"),
+])
+def test_a_near_miss_says_what_was_probably_meant(raw: dict[str, Any], says: str) -> None:
+    with pytest.raises(BridgeError) as caught:
+        parse_request({"project_path": "/p", **raw})
+    assert says in caught.value.message
+    assert "Input should" not in caught.value.message

@@ -10,7 +10,7 @@ const Saving = preload("../saving.gd")
 static func run(request: Dictionary, job: Job) -> Dictionary:
 	var type: String = request["material_type"]
 	if not is_material_class(type):
-		job.fail(Job.INVALID_TYPE, "material_type %s is not a material class the engine can create" % JSON.stringify(type), "material_type")
+		job.fail(Job.INVALID_TYPE, "material_type %s is not a material class the engine can create%s" % [JSON.stringify(type), Props.suggest_class(type, material_classes())], "material_type")
 		return {}
 	var material: Resource = ClassDB.instantiate(type)
 	if request.has("shader_path"):
@@ -25,6 +25,11 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if not job.failed():
 		Saving.save(material, request["path"], job, "path", values, "properties")
 	return {"type": type}
+
+
+## Every class material_create accepts.
+static func material_classes() -> Array:
+	return (Array(ClassDB.get_inheriters_from_class("Material")) + ["PhysicsMaterial"]).filter(is_material_class)
 
 
 ## PhysicsMaterial is listed among the materials although the engine does not derive it from Material.
