@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar, Union
 
 from . import engine as engines
 from . import imports, locks, paths
@@ -36,6 +36,8 @@ _F32 = struct.Struct("<f")
 
 
 _Host = TypeVar("_Host", bound="EngineHost")
+StrPath = Union[str, "os.PathLike[str]"]
+"""A path member of a typed method: a string or a pathlib.Path."""
 log = logging.getLogger("bridge")
 
 
@@ -81,28 +83,28 @@ class EngineHost:
     def close(self) -> None:
         """Stop every engine process started here."""
 
-    def engine(self) -> engines.Engine:
+    def _found_engine(self) -> engines.Engine:
         """Return the Godot binary in use, found and version-checked once."""
         with self._engine_lock:
             if self._engine is None:
                 self._engine = engines.probe(engines.find_godot(self._godot))
             return self._engine
 
-    def pack(self, flavour: str = "safe") -> Path:
+    def _pack(self, flavour: str = "safe") -> Path:
         """Return the settings pack workers start with (built on first use, see engine.settings_pack):
         "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
         with self._engine_lock:
             if flavour not in self._packs:
-                self._packs[flavour] = engines.settings_pack(self.engine(), flavour)
+                self._packs[flavour] = engines.settings_pack(self._found_engine(), flavour)
             return self._packs[flavour]
 
-    def argv_for(self, root: Path, *, trusted: bool = False) -> Callable[[str], Sequence[str]]:
+    def _worker_argv(self, root: Path, *, trusted: bool = False) -> Callable[[str], Sequence[str]]:
         """Return the command line of a worker for `root`, as a function of its reply token."""
-        engine = self.engine()
-        pack = self.pack("trusted" if trusted else "safe")
+        engine = self._found_engine()
+        pack = self._pack("trusted" if trusted else "safe")
         return lambda token: engines.worker_argv(engine, root, token, pack=pack)
 
-    def make_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
+    def _make_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
         """Return a worker, not started, with this host's settings (deadlines, wear limits, verbosity)."""
         return Worker(
             argv_for_token,
@@ -112,20 +114,20 @@ class EngineHost:
             max_rss=self.max_rss,
         )
 
-    def start_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
+    def _start_worker(self, argv_for_token: Callable[[str], Sequence[str]]) -> Worker:
         """Return a started worker with this host's settings."""
-        worker = self.make_worker(argv_for_token)
+        worker = self._make_worker(argv_for_token)
         worker.start()
         return worker
 
-    def import_assets(self, root: Path, seen: int | None) -> str | None:
+    def _import_assets(self, root: Path, seen: int | None) -> str | None:
         """Import the assets of `root` in isolation (bridge/imports.py) unless someone has since the
         import stamp `seen`, saying so on stderr; return None when it may be served again, else why not."""
 
         def announce() -> None:
             log.warning("godot-bridge: importing the assets of %s (first use; this takes a few seconds)", root)
 
-        return imports.import_project(self.engine(), root, self.pack(), max(self.timeout, imports.IMPORT_TIMEOUT),
+        return imports.import_project(self._found_engine(), root, self._pack(), max(self.timeout, imports.IMPORT_TIMEOUT),
                                       seen, announce)
 
 
@@ -181,9 +183,9 @@ class Bridge(EngineHost):
             request = parse_request(raw)
         except BridgeError as exc:
             return error_reply(raw, exc)
-        return self.serve(request)
+        return self._serve(request)
 
-    def serve(self, request: AnyRequest) -> dict[str, Any]:
+    def _serve(self, request: AnyRequest) -> dict[str, Any]:
         """Serve one validated request; return its reply."""
         try:
             root = paths.project_root(request.project_path, self.relative_to)
@@ -207,7 +209,7 @@ class Bridge(EngineHost):
         """
         if message.get("allow_scripts"):
             self._stamps.setdefault(root, imports.stamp(root))
-            worker = self.start_worker(self.argv_for(root, trusted=True))
+            worker = self._start_worker(self._worker_argv(root, trusted=True))
             try:
                 return worker.call(message, self.timeout,
                                    release=hold_writes(worker, root, message, time.monotonic() + self.timeout))
@@ -230,11 +232,11 @@ class Bridge(EngineHost):
         worker = self._workers.pop(root, None)
         if worker is not None:
             worker.close()
-        failure = self.import_assets(root, self._stamps.get(root))
+        failure = self._import_assets(root, self._stamps.get(root))
         self._imported[root] = imports.stamp(root)
         return failure
 
-    def adopt(self, root: Path, workers: Sequence[Worker]) -> None:
+    def _adopt(self, root: Path, workers: Sequence[Worker]) -> None:
         """Serve the project at `root` with the first of `workers`, launched elsewhere; stop the rest."""
         old = self._workers.pop(root, None)
         if old is not None:
@@ -245,7 +247,7 @@ class Bridge(EngineHost):
             self._stamps[root] = imports.stamp(root)
             self._workers[root] = workers[0]
 
-    def worker_for(self, project_path: str) -> Worker:
+    def _worker_for(self, project_path: str) -> Worker:
         """Return the warm worker serving a project, starting it if needed."""
         return self._worker(paths.project_root(project_path, self.relative_to))
 
@@ -257,58 +259,92 @@ class Bridge(EngineHost):
         if worker is not None:
             worker.close()
         self._stamps[root] = imports.stamp(root)
-        worker = self.start_worker(self.argv_for(root))
+        worker = self._start_worker(self._worker_argv(root))
         self._workers[root] = worker
         return worker
 
     # ----- typed methods ---------------------------------------------------------------------
 
-    def resource_read(self, project_path: str, resource_path: str, **fields: Any) -> dict[str, Any]:
-        """Read a saved resource's properties."""
-        return self._typed("resource_read", project_path=project_path, resource_path=resource_path, **fields)
+    # Each takes the members of its request model (bridge/models.py) as keywords, less `op`, `id` and
+    # the variant spellings; tests/test_api.py holds the signatures against the models.
+
+    def resource_read(
+        self,
+        project_path: StrPath,
+        resource_path: StrPath,
+        *,
+        depth: int = 1,
+        properties: list[str] | None = None,
+        include_defaults: bool = False,
+        allow_scripts: bool = False,
+    ) -> dict[str, Any]:
+        """Read a saved resource's stored properties (`properties`: exactly these, defaults included)."""
+        return self._typed("resource_read", project_path=project_path, resource_path=resource_path, depth=depth,
+                           properties=properties, include_defaults=include_defaults, allow_scripts=allow_scripts)
 
     def material_create(
-        self, project_path: str, material_type: str, resource_path: str, **fields: Any
+        self,
+        project_path: StrPath,
+        material_type: str,
+        resource_path: StrPath,
+        *,
+        properties: dict[str, Any] | None = None,
+        shader_path: StrPath | None = None,
+        allow_scripts: bool = False,
     ) -> dict[str, Any]:
-        """Create a material and save it."""
-        return self._typed(
-            "material_create",
-            project_path=project_path,
-            material_type=material_type,
-            resource_path=resource_path,
-            **fields,
-        )
+        """Create a material (`shader_path` for a ShaderMaterial) and save it as a .tres file."""
+        return self._typed("material_create", project_path=project_path, material_type=material_type,
+                           resource_path=resource_path, properties=properties, shader_path=shader_path,
+                           allow_scripts=allow_scripts)
 
-    def shape_create(self, project_path: str, shape_type: str, **fields: Any) -> dict[str, Any]:
-        """Create a collision shape; save it and/or assign it to a scene node."""
-        return self._typed("shape_create", project_path=project_path, shape_type=shape_type, **fields)
+    def shape_create(
+        self,
+        project_path: StrPath,
+        shape_type: str,
+        *,
+        shape_params: dict[str, Any] | None = None,
+        save_path: StrPath | None = None,
+        scene_path: StrPath | None = None,
+        node_path: str | None = None,
+        allow_scripts: bool = False,
+    ) -> dict[str, Any]:
+        """Create a collision shape; save it (`save_path`) and/or assign it to a scene's node."""
+        return self._typed("shape_create", project_path=project_path, shape_type=shape_type,
+                           shape_params=shape_params, save_path=save_path, scene_path=scene_path,
+                           node_path=node_path, allow_scripts=allow_scripts)
 
     def style_box_create(
-        self, project_path: str, style_type: str, resource_path: str, **fields: Any
+        self,
+        project_path: StrPath,
+        style_type: str,
+        resource_path: StrPath,
+        *,
+        properties: dict[str, Any] | None = None,
+        allow_scripts: bool = False,
     ) -> dict[str, Any]:
-        """Create a UI style box and save it."""
-        return self._typed(
-            "style_box_create",
-            project_path=project_path,
-            style_type=style_type,
-            resource_path=resource_path,
-            **fields,
-        )
+        """Create a UI style box and save it as a .tres file."""
+        return self._typed("style_box_create", project_path=project_path, style_type=style_type,
+                           resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
 
     def resource_duplicate(
-        self, project_path: str, source_path: str, dest_path: str, **fields: Any
+        self,
+        project_path: StrPath,
+        source_path: StrPath,
+        dest_path: StrPath,
+        *,
+        property_overrides: dict[str, Any] | None = None,
+        deep_copy: bool = False,
+        allow_scripts: bool = False,
     ) -> dict[str, Any]:
-        """Copy a saved resource to a new file, with optional property overrides."""
-        return self._typed(
-            "resource_duplicate",
-            project_path=project_path,
-            source_path=source_path,
-            dest_path=dest_path,
-            **fields,
-        )
+        """Copy a saved resource to a new .tres file, with optional property overrides."""
+        return self._typed("resource_duplicate", project_path=project_path, source_path=source_path,
+                           dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
+                           allow_scripts=allow_scripts)
 
     def _typed(self, op: str, **fields: Any) -> dict[str, Any]:
-        reply = self.run({"op": op, **fields})
+        request = {"op": op, **{key: os.fspath(value) if isinstance(value, os.PathLike) else value
+                                for key, value in fields.items() if value is not None}}
+        reply = self.run(request)
         if reply["result"] != "ok":
             raise from_wire(reply["error"])
         return reply

@@ -172,7 +172,7 @@ class _HeadStart:
     def hand_to(self, host: Bridge | Pool) -> None:
         """Give the launched engines to `host` (which starts its own if there are none)."""
         if self.workers and self.root is not None:
-            host.adopt(self.root, self.workers)
+            host._adopt(self.root, self.workers)
 
     def kill(self) -> None:
         """Stop the engines at once."""

@@ -111,7 +111,7 @@ class ToolServer:
         # error reply, on the first call.
         def start() -> None:
             try:
-                self.bridge.worker_for(project)
+                self.bridge._worker_for(project)
             except BridgeError:
                 pass
 

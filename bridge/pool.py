@@ -183,7 +183,7 @@ class Pool(EngineHost):
         for slot in slots:
             slot.stop()
 
-    def adopt(self, root: Path, workers: Sequence[Worker]) -> None:
+    def _adopt(self, root: Path, workers: Sequence[Worker]) -> None:
         """Serve the project at `root` with `workers`, launched elsewhere (the CLI's head start)."""
         group = self._group(root)
         for slot, worker in zip(group, workers):
@@ -450,9 +450,9 @@ class Pool(EngineHost):
         (`trusted`: for an allow_scripts request, see Bridge._call)."""
         if self._argv_for is not None:
             argv_for = self._argv_for
-            worker = self.make_worker(lambda token: argv_for(root, token))
+            worker = self._make_worker(lambda token: argv_for(root, token))
         else:
-            worker = self.make_worker(self.argv_for(root, trusted=trusted))
+            worker = self._make_worker(self._worker_argv(root, trusted=trusted))
         worker.launch()
         return worker
 
@@ -471,7 +471,7 @@ class Pool(EngineHost):
             return True, None
         if not self.auto_import or (root in self._import_tried and self._import_tried[root] == imports.stamp(root)):
             return False, None
-        failure = self.import_assets(root, stamp)
+        failure = self._import_assets(root, stamp)
         self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1

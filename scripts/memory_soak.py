@@ -74,7 +74,7 @@ def main() -> int:
                     errors += 1
                     print(f"request {n}: {reply['error']}", file=sys.stderr)
                 if n % args.every == 0:
-                    worker = bridge.worker_for(str(project))
+                    worker = bridge._worker_for(str(project))
                     rate = args.every / (time.monotonic() - started)
                     print(f"{n:>8} {worker.pid:>10} {worker.rss() / 2**20:>13.2f} "
                           f"{me.memory_info().rss / 2**20:>13.2f} {rate:>7.0f}", flush=True)

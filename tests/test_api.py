@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.godot
 
 
 def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) -> None:
-    root = str(project)
+    root = project  # a pathlib.Path is a path too
     made = bridge.material_create(root, "StandardMaterial3D", "api/m.tres", properties={"metallic": 0.25})
     assert (made["op"], made["type"], made["result"]) == ("material_create", "StandardMaterial3D", "ok")
     box = bridge.style_box_create(root, "StyleBoxLine", "api/line.tres", properties={"thickness": 3})
@@ -22,8 +23,8 @@ def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) 
     assert shape == {"op": "shape_create", "shape_type": "CircleShape2D", "save_path": "api/c.tres", "result": "ok"}
     copy = bridge.resource_duplicate(root, "api/m.tres", "api/m2.tres", property_overrides={"roughness": 0.5})
     assert copy["type"] == "StandardMaterial3D"
-    read = bridge.resource_read(root, "api/m2.tres", id="r")
-    assert read["id"] == "r" and read["properties"] == {"metallic": 0.25, "roughness": 0.5}
+    read = bridge.resource_read(root, Path("api/m2.tres"))
+    assert read["properties"] == {"metallic": 0.25, "roughness": 0.5}
     assert bridge.resource_read(root, "api/line.tres")["properties"] == {"thickness": 3}
     assert bridge.resource_read(root, "api/c.tres")["properties"] == {"radius": 4.0}
 
@@ -33,7 +34,7 @@ def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) 
     (lambda b, p: b.material_create(p, "Node3D", "x.tres"), InvalidType),
     (lambda b, p: b.resource_read(p, "../x.tres"), PathOutsideProject),
     (lambda b, p: b.resource_read(p, "materials/base.tres", depth="deep"), InvalidRequest),
-    (lambda b, p: b.shape_create(p, "BoxShape3D", colour=1), InvalidRequest),
+    (lambda b, p: b.shape_create(p, "BoxShape3D", shape_params="big"), InvalidRequest),
 ])
 def test_a_failure_raises_the_class_of_its_code(bridge: Bridge, project: Path, call: object, error: type) -> None:
     with pytest.raises(error) as caught:
@@ -78,3 +79,39 @@ def test_an_error_reply_echoes_every_path_member_of_its_request(
     assert reply["result"] == "error", reply
     paths = {key: value for key, value in members.items() if key.endswith("_path")}
     assert {key: reply.get(key) for key in paths} == paths, reply
+
+
+VARIANT_SPELLINGS = {"resource_read": {"path"}, "material_create": {"save_path"},
+                     "style_box_create": {"save_path"}, "shape_create": {"properties"}}
+
+
+@pytest.mark.parametrize("op", sorted(VARIANT_SPELLINGS) + ["resource_duplicate"])
+def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
+    from bridge import models
+
+    model = {"resource_read": models.ResourceRead, "material_create": models.MaterialCreate,
+             "shape_create": models.ShapeCreate, "style_box_create": models.StyleBoxCreate,
+             "resource_duplicate": models.ResourceDuplicate}[op]
+    members = set(model.model_fields) - {"op", "id"} - VARIANT_SPELLINGS.get(op, set())
+    signature = inspect.signature(getattr(Bridge, op))
+    parameters = {name: parameter for name, parameter in signature.parameters.items() if name != "self"}
+    assert set(parameters) == members
+    for name, parameter in parameters.items():
+        field = model.model_fields[name]
+        # The main path is optional in the model only because it has a variant spelling.
+        required = field.is_required() or name == next(iter(model.path_keys), None)
+        assert (parameter.default is inspect.Parameter.empty) == required, name
+        if not required:
+            assert parameter.default == field.default, name
+            assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, name
+
+
+def test_a_misspelt_keyword_fails_at_the_call(bridge: Bridge, project: Path) -> None:
+    with pytest.raises(TypeError, match="propertis"):
+        bridge.material_create(project, "StandardMaterial3D", "x.tres", propertis={})  # type: ignore[call-arg]
+
+
+def test_the_plumbing_is_not_public() -> None:
+    public = {name for name in dir(Bridge) if not name.startswith("_")}
+    assert public == {"run", "close", "resource_read", "material_create", "shape_create", "style_box_create",
+                      "resource_duplicate"}
