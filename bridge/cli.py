@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = commands.add_parser("mcp", parents=[common], help="serve the operations as MCP tools on stdio",
                               description="Serve the five operations as Model Context Protocol tools on stdin/stdout.")
     mcp.add_argument("--project", metavar="PATH", help="project_path of every tool call that omits it")
+    mcp.add_argument("--allow-scripts", action="store_true",
+                     help="offer allow_scripts to tool calls (off: no call can make the engine run project code)")
     return parser
 
 
@@ -112,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
                     auto_import=not args.no_import, relative_to=os.getcwd()) as bridge:
-            return _mcp(bridge, args.project)
+            return _mcp(bridge, args.project, args.allow_scripts)
     except UsageError as exc:
         return _usage(str(exc))
     except KeyboardInterrupt:
@@ -180,7 +182,7 @@ class _HeadStart:
             worker.kill()
 
 
-def _mcp(bridge: Bridge, project: str | None) -> int:
+def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
     if project is not None:
         try:
             # A per-repository client configuration says `--project .`: the folder the client starts in.
@@ -196,7 +198,7 @@ def _mcp(bridge: Bridge, project: str | None) -> int:
         raise UsageError("the MCP server needs the MCP SDK: pip install 'godot-bridge[mcp]' "
                          "(or pipx inject godot-bridge mcp)") from None
 
-    serve(bridge, project)
+    serve(bridge, project, allow_scripts)
     return EXIT_OK
 
 

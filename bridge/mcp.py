@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from importlib import metadata
 from typing import Any
 
@@ -20,9 +21,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from . import engine as engines
 from .api import Bridge, error_reply
 from .errors import BridgeError, InvalidRequest
-from .models import request_schema
+from .models import REQUEST_MODELS, request_schema
+
+log = logging.getLogger("bridge")
 
 GUIDANCE = (
     "These tools create and read Godot 4 resources (materials, collision shapes, UI style boxes) "
@@ -30,53 +34,121 @@ GUIDANCE = (
     "modifying it. Save resources that will be reused: a saved .tres file can be referenced by "
     "several scenes. Use resource_duplicate to make variants of an existing resource; duplicating "
     "with property_overrides keeps all other properties of the source. Paths are relative to the "
-    "project (res:// accepted). Colors are '#rrggbb', {r, g, b} or [r, g, b, a]; vectors are arrays "
-    "of numbers. An error result carries a stable code (e.g. not_found, unknown_property) and names "
-    "the offending field."
+    "project (res:// accepted). Colors are '#rrggbb', {r, g, b} or [r, g, b, a] with components from "
+    "0 to 1; vectors are arrays of numbers. An error result starts with its stable code (e.g. "
+    "not_found, unknown_property) and names the offending field."
 )
+"""Said once, as the server's instructions; each tool's description is its own."""
+
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "resource_read": {"resource_path": "materials/red.tres", "depth": 0},
+    "material_create": {"material_type": "StandardMaterial3D", "resource_path": "materials/red.tres",
+                        "properties": {"albedo_color": "#ff0000", "roughness": 0.4}},
+    "shape_create": {"shape_type": "CapsuleShape3D", "shape_params": {"radius": 0.4, "height": 1.8},
+                     "scene_path": "player.tscn", "node_path": "CollisionShape3D"},
+    "style_box_create": {"style_type": "StyleBoxFlat", "resource_path": "ui/panel.tres",
+                         "properties": {"bg_color": "#202830", "corner_radius_top_left": 6}},
+    "resource_duplicate": {"source_path": "materials/red.tres", "dest_path": "materials/blue.tres",
+                           "property_overrides": {"albedo_color": "#0000ff"}},
+}
+"""One call per tool, shown in its description."""
+
+TITLES = {"resource_read": "Read a Godot resource", "material_create": "Create a Godot material",
+          "shape_create": "Create a collision shape", "style_box_create": "Create a UI style box",
+          "resource_duplicate": "Duplicate a Godot resource"}
+
+HIDDEN = ("id", "path", "save_path", "op")
+"""Members a tool does not offer: the variant spellings (still accepted), `id` (MCP has its own) and
+`op` (the tool's name). `allow_scripts` is offered only by a server started with --allow-scripts."""
+
+_REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"op": {"type": "string"}, "result": {"const": "ok"}, "type": {"type": "string"},
+                   "script": {"type": ["string", "null"]}, "properties": {"type": "object"},
+                   "shape_type": {"type": "string"}},
+    "required": ["op", "result"],
+}
 
 
-def tool_list(project: str | None = None) -> list[types.Tool]:
+def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[types.Tool]:
     """Return one tool per operation; with a default `project`, project_path becomes optional."""
     schema = request_schema()
     tools = []
     for op, ref in schema["discriminator"]["mapping"].items():
         model_schema = copy.deepcopy(schema["$defs"][ref.rsplit("/", 1)[-1]])
-        model_schema["properties"].pop("op")
-        required = [name for name in model_schema["required"] if name != "op"]
+        hidden = [*HIDDEN, *([] if allow_scripts else ["allow_scripts"])]
+        if op == "shape_create":
+            hidden.remove("save_path")  # shape_create's save_path is no spelling of another member
+            hidden.append("properties")  # but its properties is one of shape_params
+        for name in hidden:
+            model_schema["properties"].pop(name, None)
+        model_schema.pop("title", None)
+        for name, member in model_schema["properties"].items():
+            model_schema["properties"][name] = _plain(member)
+        required = [name for name in model_schema["required"] if name not in hidden]
+        main_path = next(iter(REQUEST_MODELS[op].path_keys), None)
+        if main_path is not None and main_path not in required:
+            required.append(main_path)
         if project is not None:
             required.remove("project_path")
             model_schema["properties"]["project_path"]["default"] = project
         model_schema["required"] = required
+        example = json.dumps(EXAMPLES[op], ensure_ascii=False)
         tools.append(
             types.Tool(
                 name=op,
-                description=f"{model_schema['description']}\n\n{GUIDANCE}",
+                title=TITLES[op],
+                description=f"{model_schema.pop('description')}\n\nExample arguments (with project_path): {example}",
                 input_schema=model_schema,
-                annotations=types.ToolAnnotations(read_only_hint=op == "resource_read"),
+                output_schema=_REPLY_SCHEMA,
+                annotations=types.ToolAnnotations(
+                    title=TITLES[op],
+                    read_only_hint=op == "resource_read",
+                    destructive_hint=op != "resource_read",  # a write replaces the file at its path
+                    idempotent_hint=True,  # the same call again leaves the same files
+                    open_world_hint=False,
+                ),
             )
         )
     return tools
 
 
+def _plain(member: dict[str, Any]) -> dict[str, Any]:
+    """A member's schema as an agent needs it: no generated title, and `X or null` as X (a member
+    left out is the same as null)."""
+    member = {key: value for key, value in member.items() if key != "title"}
+    choices = member.get("anyOf")
+    if isinstance(choices, list):
+        kept = [choice for choice in choices if choice != {"type": "null"}]
+        if len(kept) == 1:
+            del member["anyOf"]
+            member = {**kept[0], **member}
+            if member.get("default", 0) is None:
+                del member["default"]
+    return member
+
+
 def tool_result(reply: dict[str, Any]) -> types.CallToolResult:
-    """Return a reply as a tool result: an error reply becomes a tool error carrying its code."""
+    """Return a reply as a tool result: an error reply becomes a tool error whose text starts with
+    its code (many clients show the model only the text)."""
     if reply["result"] == "ok":
         text = json.dumps(reply, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=reply)
     error = reply["error"]
     return types.CallToolResult(
-        content=[types.TextContent(text=error["message"])], structured_content=error, is_error=True
+        content=[types.TextContent(text=f"{error['code']}: {error['message']}")], structured_content=error,
+        is_error=True,
     )
 
 
 class ToolServer:
     """Answer MCP tool calls with one Bridge, one call at a time."""
 
-    def __init__(self, bridge: Bridge, project: str | None = None) -> None:
+    def __init__(self, bridge: Bridge, project: str | None = None, allow_scripts: bool = False) -> None:
         self.bridge = bridge
         self.project = project
-        self.tools = tool_list(project)
+        self.allow_scripts = allow_scripts
+        self.tools = tool_list(project, allow_scripts)
         self._names = {tool.name for tool in self.tools}
         # A Bridge and its workers serve one request at a time; concurrent tool calls queue here.
         self._lock = anyio.Lock()
@@ -100,6 +172,10 @@ class ToolServer:
         if "op" in arguments:
             message = "unknown member 'op': the tool's name is the operation"
             return error_reply({"op": name}, InvalidRequest(message, field="op"))
+        if "allow_scripts" in arguments and not self.allow_scripts:
+            message = ("allow_scripts is not offered by this server: a request may run the project's code only "
+                       "when the server was started with --allow-scripts")
+            return error_reply({**arguments, "op": name}, InvalidRequest(message, field="allow_scripts"))
         request = {**arguments, "op": name}
         if self.project is not None and request.get("project_path") is None:
             request["project_path"] = self.project
@@ -134,6 +210,11 @@ class ToolServer:
         return tool_result(await self.call(params.name, params.arguments or {}))
 
 
-def serve(bridge: Bridge, project: str | None = None) -> None:
+def serve(bridge: Bridge, project: str | None = None, allow_scripts: bool = False) -> None:
     """Serve the operations as MCP tools on stdio until the client disconnects."""
-    anyio.run(ToolServer(bridge, project).run)
+    try:
+        engines.probe(engines.find_godot(bridge._godot))
+    except BridgeError as exc:
+        # A client shows the server's stderr in its logs: say it there, at once, not on the first call.
+        log.error("godot-bridge mcp: %s; every tool call will answer %s until that is fixed", exc.message, exc.code)
+    anyio.run(ToolServer(bridge, project, allow_scripts).run)

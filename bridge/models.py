@@ -207,6 +207,11 @@ AnyRequest = Annotated[
 ]
 REQUEST_ADAPTER: TypeAdapter[AnyRequest] = TypeAdapter(AnyRequest)
 OPERATIONS = ("resource_read", "material_create", "shape_create", "style_box_create", "resource_duplicate")
+REQUEST_MODELS: dict[str, type[Request]] = {
+    "resource_read": ResourceRead, "material_create": MaterialCreate, "shape_create": ShapeCreate,
+    "style_box_create": StyleBoxCreate, "resource_duplicate": ResourceDuplicate,
+}
+"""Each operation's request model."""
 
 
 def request_schema() -> dict[str, Any]:

@@ -103,28 +103,55 @@ def tool_error(result: types.CallToolResult) -> dict[str, Any]:
     assert isinstance(result.structured_content, dict)
     (text,) = result.content
     assert isinstance(text, types.TextContent)
-    assert text.text == result.structured_content["message"]
+    assert text.text == f"{result.structured_content['code']}: {result.structured_content['message']}"
     return result.structured_content
 
 
-def test_five_tools_whose_schemas_are_the_request_models_without_op(godot_bin: str, project: Path) -> None:
+VARIANTS = {"resource_read": {"path": "resource_path"}, "material_create": {"save_path": "resource_path"},
+            "style_box_create": {"save_path": "resource_path"}, "shape_create": {"properties": "shape_params"}}
+
+
+def primary(op: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with each variant spelling written as its primary member (what the schemas offer)."""
+    return {VARIANTS.get(op, {}).get(key, key): value for key, value in arguments.items()}
+
+
+def test_five_tools_offer_their_members_once_with_one_example_each(godot_bin: str, project: Path) -> None:
     async def scenario(session: ClientSession) -> list[types.Tool]:
         return (await session.list_tools()).tools
 
-    tools = {tool.name: tool for tool in drive(godot_bin, scenario)}
+    listed = drive(godot_bin, scenario)
+    tools = {tool.name: tool for tool in listed}
     assert sorted(tools) == sorted(OPERATIONS)
     for name, model in OPERATIONS.items():
-        expected = model.model_json_schema()
-        del expected["properties"]["op"]
-        expected["required"].remove("op")
-        assert tools[name].input_schema == expected
+        offered = set(tools[name].input_schema["properties"])
+        members = set(model.model_fields) - {"op", "id", "allow_scripts"} - set(VARIANTS.get(name, {}))
+        assert offered == members, name
+        assert not model.path_keys or model.path_keys[0] in tools[name].input_schema["required"]
         description = tools[name].description or ""
         assert model.__doc__ and model.__doc__.strip() in description
-        for guidance in ("Read a resource before modifying it", "Save resources that will be reused",
-                         "resource_duplicate to make variants",
-                         "property_overrides keeps all other properties of the source"):
-            assert guidance in description
+        assert "Read a resource before modifying it" not in description  # said once, in the instructions
+        example = json.loads(description.split("Example arguments (with project_path): ", 1)[1])
+        jsonschema.validate({"project_path": str(project), **example}, tools[name].input_schema)
+        annotations = tools[name].annotations
+        assert annotations is not None and annotations.title and annotations.open_world_hint is False
+        assert annotations.idempotent_hint is True
+        assert tools[name].output_schema is not None
     assert tools["resource_read"].annotations and tools["resource_read"].annotations.read_only_hint
+    assert sum(len(tool.description or "") for tool in listed) < 2000
+
+
+def test_allow_scripts_is_offered_only_when_the_server_allows_it(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> tuple[list[types.Tool], types.CallToolResult]:
+        refused = await call(session, "resource_read", project_path=str(project),
+                             resource_path="materials/base.tres", allow_scripts=True)
+        return (await session.list_tools()).tools, refused
+
+    tools, refused = drive(godot_bin, scenario)
+    assert all("allow_scripts" not in tool.input_schema["properties"] for tool in tools)
+    assert tool_error(refused)["field"] == "allow_scripts"
+    allowed, _ = drive(godot_bin, scenario, "--allow-scripts")
+    assert all("allow_scripts" in tool.input_schema["properties"] for tool in allowed)
 
 
 def test_schemas_accept_the_spec_examples_and_refuse_wrong_shapes(godot_bin: str, project: Path) -> None:
@@ -134,7 +161,7 @@ def test_schemas_accept_the_spec_examples_and_refuse_wrong_shapes(godot_bin: str
     plain = {tool.name: tool.input_schema for tool in drive(godot_bin, scenario)}
     defaulted = {tool.name: tool.input_schema for tool in drive(godot_bin, scenario, "--project", str(project))}
     for name, examples in SPEC_EXAMPLES.items():
-        for example in examples:
+        for example in (primary(name, example) for example in examples):
             jsonschema.validate({"project_path": str(project), **example}, plain[name])
             jsonschema.validate(example, defaulted[name])
             with pytest.raises(jsonschema.ValidationError, match="project_path"):
@@ -338,7 +365,7 @@ def test_stdout_carries_protocol_messages_only(godot_bin: str, project: Path, tm
     ]
     errlog = tmp_path / "stderr.txt"
     server = subprocess.Popen(
-        [sys.executable, "-m", "bridge", "mcp", "--verbose", "--project", str(project)],
+        [sys.executable, "-m", "bridge", "mcp", "--verbose", "--project", str(project), "--allow-scripts"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.open("wb"), cwd=REPO,
         env={**os.environ, "GODOT_BIN": godot_bin},
     )
@@ -398,6 +425,14 @@ def test_server_replaces_an_engine_that_runs_past_the_timeout(godot_bin: str, pr
         after = await call(session, "resource_read", resource_path="materials/base.tres")
         return stuck, after
 
-    stuck, after = drive(godot_bin, scenario, "--timeout", "3", "--project", str(project))
+    stuck, after = drive(godot_bin, scenario, "--timeout", "3", "--project", str(project), "--allow-scripts")
     assert tool_error(stuck)["code"] == "timeout"
     assert ok(after)["properties"]["roughness"] == 0.25
+
+
+def test_a_missing_godot_is_said_on_stderr_at_start(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "bridge", "mcp"], input=b"", capture_output=True, timeout=60,
+                          cwd=REPO, env={**os.environ, "GODOT_BIN": str(tmp_path / "no-godot"),
+                                         "XDG_CACHE_HOME": str(tmp_path)})
+    assert b"godot-bridge mcp: GODOT_BIN names" in done.stderr
+    assert b"every tool call will answer engine_not_found" in done.stderr
