@@ -307,35 +307,28 @@ def _count_lines(source: str) -> int | None:
 
 
 class _Progress:
-    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+    """The batch's progress bar on stderr (tqdm: as wide as the terminal, percentage, elapsed time,
+    rate and time left), errors counted beside it, and a summary line when the batch ends."""
 
     def __init__(self, total: int | None) -> None:
-        self.total = total
-        self.done = self.errors = 0
-        self.started = self.drawn = time.monotonic()
+        from tqdm import tqdm
+
+        self.errors = 0
+        self.bar = tqdm(total=total, desc="batch", unit="req", file=sys.stderr, dynamic_ncols=True,
+                        mininterval=0.1, smoothing=0.1)
 
     def update(self, reply: dict[str, Any]) -> None:
-        self.done += 1
-        self.errors += reply["result"] != "ok"
-        now = time.monotonic()
-        if now - self.drawn >= 0.1:
-            self.drawn = now
-            self._draw(now)
+        if reply["result"] != "ok":
+            self.errors += 1
+            self.bar.set_postfix_str(f"{self.errors} error{'s' if self.errors != 1 else ''}", refresh=False)
+        self.bar.update(1)
 
     def close(self) -> None:
-        self._draw(time.monotonic())
-        sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    def _draw(self, now: float) -> None:
-        rate = self.done / max(now - self.started, 1e-9)
-        errors = f", {self.errors} errors" if self.errors else ""
-        if self.total:
-            filled = min(30, 30 * self.done // self.total)
-            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
-        else:
-            bar = f"{self.done} done"
-        sys.stderr.write(f"\rgodot-bridge: {bar}, {rate:.0f} req/s{errors}\x1b[K")
+        done, elapsed = self.bar.n, self.bar.format_dict["elapsed"]
+        self.bar.close()
+        errors = f"{self.errors} error{'s' if self.errors != 1 else ''}"
+        sys.stderr.write(f"godot-bridge: {done} request{'s' if done != 1 else ''} in {elapsed:.1f} s "
+                         f"({done / max(elapsed, 1e-9):.0f} req/s): {done - self.errors} ok, {errors}\n")
         sys.stderr.flush()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -160,7 +161,7 @@ def test_progress_bar_goes_to_stderr_only(godot_bin: str, project: Path, tmp_pat
     batch.write_text(jsonl([read(project, "materials/base.tres", id=i) for i in range(5)]))
     done = run_cli("--godot", godot_bin, "batch", "--progress", str(batch))
     assert [r["id"] for r in replies(done.stdout)] == list(range(5))
-    assert "5/5" in done.stderr and "req/s" in done.stderr
+    assert "5/5" in done.stderr and "req/s" in done.stderr and "5 requests in" in done.stderr
 
 
 def test_jobs_must_be_positive() -> None:
@@ -198,3 +199,38 @@ def test_a_batch_serves_every_project_whatever_its_first_line_names(godot_bin: s
     assert [r["result"] for r in got[1:]] == ["ok"] * 8
     assert sorted(p.name for p in (project / "made").iterdir()) == [f"m{i}.tres" for i in (1, 3, 5, 7)]
     assert sorted(p.name for p in (other / "made").iterdir()) == [f"m{i}.tres" for i in (0, 2, 4, 6)]
+
+
+@pytest.mark.parametrize("columns", [60, 120])
+def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
+        godot_bin: str, project: Path, tmp_path: Path, columns: int) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(jsonl([read(project, "materials/base.tres" if i % 4 else "nope.tres") for i in range(40)]))
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    done = subprocess.run([sys.executable, "-m", "bridge", "batch", "-j", "1", str(batch)], stdout=subprocess.PIPE,
+                          stderr=follower, env={**os.environ, "GODOT_BIN": godot_bin}, timeout=120)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert len(replies(done.stdout)) == 40
+    text = shown.decode()
+    drawn = [part for line in text.splitlines() for part in line.split("\r") if part.strip()]
+    bars = [part for part in drawn if part.startswith("batch:")]
+    assert bars and all(len(part.rstrip()) <= columns for part in bars), bars
+    assert "100%" in bars[-1] and "40/40" in bars[-1] and "10 errors" in bars[-1]
+    assert re.search(r"00:\d\d<00:00", bars[-1])  # elapsed and time left
+    assert re.fullmatch(r"godot-bridge: 40 requests in \d+\.\d s \(\d+ req/s\): 30 ok, 10 errors", drawn[-1].strip())

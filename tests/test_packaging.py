@@ -68,14 +68,14 @@ def test_the_wheel_says_its_licence_version_and_typing(installed: Path) -> None:
     assert (installed / "bridge" / "py.typed").is_file()
 
 
-def test_the_core_needs_pydantic_and_psutil_only(installed: Path) -> None:
+def test_the_core_needs_pydantic_psutil_and_tqdm_only(installed: Path) -> None:
     from importlib import metadata
 
     from packaging.requirements import Requirement
 
     required = [Requirement(value) for key, value in _metadata(installed) if key == "Requires-Dist"]
     core = sorted(req.name for req in required if req.marker is None)
-    assert core == ["psutil", "pydantic"]
+    assert core == ["psutil", "pydantic", "tqdm"]
     assert [req.name for req in required if req.marker is not None and req.marker.evaluate({"extra": "mcp"})
             and not req.marker.evaluate({"extra": ""})][:1] == ["mcp"]
     # What installing the core brings, resolved against this environment's installed packages.
