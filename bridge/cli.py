@@ -207,11 +207,13 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()
-    head_start = _HeadStart(args, _decoded(first), args.jobs)
+    total = _count_lines(args.file)
+    # Start no more engines than the batch has lines: a one-line batch needs one, not one per core.
+    head_start = _HeadStart(args, _decoded(first), min(args.jobs, total) if total is not None else args.jobs)
     # Imported here: `run` needs none of the pool's machinery.
     from .pool import Pool
 
-    progress = _Progress(_count_lines(args.file)) if _want_progress(args.progress) else None
+    progress = _Progress(total) if _want_progress(args.progress) else None
     failed = False
     with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
                       stop_on_error=args.stop_on_error, auto_import=not args.no_import,

@@ -234,3 +234,22 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
     assert "100%" in bars[-1] and "40/40" in bars[-1] and "10 errors" in bars[-1]
     assert re.search(r"00:\d\d<00:00", bars[-1])  # elapsed and time left
     assert re.fullmatch(r"godot-bridge: 40 requests in \d+\.\d s \(\d+ req/s\): 30 ok, 10 errors", drawn[-1].strip())
+
+
+def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(godot_bin: str, project: Path, tmp_path: Path) -> None:
+    import psutil
+
+    batch = tmp_path / "one.jsonl"
+    batch.write_text(jsonl([read(project, "materials/base.tres")]))
+    run = subprocess.Popen([sys.executable, "-m", "bridge", "batch", "-j", "4", str(batch)], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, env={**os.environ, "GODOT_BIN": godot_bin})
+    engines: set[int] = set()
+    parent = psutil.Process(run.pid)
+    while run.poll() is None:
+        try:
+            engines |= {child.pid for child in parent.children(recursive=True)}
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.01)
+    assert replies(run.stdout.read().decode())[0]["result"] == "ok"  # type: ignore[union-attr]
+    assert len(engines) == 1
