@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
     doctor = commands.add_parser("doctor", parents=[common], help="check the Godot binary and a project")
     doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
+    doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
     mcp = commands.add_parser("mcp", parents=[common], help="serve the operations as MCP tools on stdio",
                               description="Serve the five operations as Model Context Protocol tools on stdin/stdout.")
     mcp.add_argument("--project", metavar="PATH", help="project_path of every tool call that omits it")
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print(request_schema(), indent=2)
             return EXIT_OK
         if args.command == "doctor":
-            return _doctor(args.godot, args.project)
+            return _doctor(args.godot, args.project, args.json)
         if args.command == "batch":
             return _batch(args)
         if args.command == "run":
@@ -267,7 +268,7 @@ def _serve_line(bridge: Bridge, text: str) -> dict[str, Any]:
     return bridge.run(raw)
 
 
-def _doctor(godot: str | None, project: str | None) -> int:
+def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
     report: dict[str, Any] = {"op": "doctor"}
     ok = True
     try:
@@ -278,15 +279,36 @@ def _doctor(godot: str | None, project: str | None) -> int:
         ok = False
     if project is not None:
         try:
-            root = paths.project_root(project)
+            root = paths.project_root(project, os.getcwd())
             imported = (root / ".godot" / "imported").is_dir()
             report["project"] = {"path": str(root), "valid": True, "imported": imported}
         except BridgeError as exc:
             report["project"] = {"path": project, "valid": False, "error": exc.to_wire()}
             ok = False
     report["result"] = "ok" if ok else "error"
-    _print(report)
+    if as_json:
+        _print(report)
+    else:
+        sys.stdout.write(_doctor_text(report))
     return EXIT_OK if ok else EXIT_ERROR
+
+
+def _doctor_text(report: dict[str, Any]) -> str:
+    """The doctor's report for people: one line per thing checked, and what to do about a problem."""
+    godot = report["godot"]
+    if godot["supported"]:
+        lines = [f"Godot:   {godot['path']} (version {godot['version']}): supported"]
+    else:
+        lines = [f"Godot:   not usable: {godot['error']['message']}"]
+    project = report.get("project")
+    if project is not None and project["valid"]:
+        state = ("imported" if project["imported"] else
+                 "not imported yet (the first request that needs an asset imports it, a few seconds)")
+        lines.append(f"Project: {project['path']}: a Godot project, {state}")
+    elif project is not None:
+        lines.append(f"Project: not usable: {project['error']['message']}")
+    lines.append("Ready." if report["result"] == "ok" else "Not ready: see above.")
+    return "\n".join(lines) + "\n"
 
 
 def _want_progress(flag: bool | None) -> bool:

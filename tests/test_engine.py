@@ -91,7 +91,7 @@ def test_missing_engine_through_cli(tmp_path: Path, project: Path) -> None:
 
 
 def test_doctor_reports_engine_and_project(godot_bin: str, project: Path) -> None:
-    done = run_cli("--godot", godot_bin, "doctor", str(project))
+    done = run_cli("--godot", godot_bin, "doctor", "--json", str(project))
     report = json.loads(done.stdout)
     assert done.returncode == 0
     assert report["godot"]["supported"] is True and report["godot"]["version"].startswith("4.")
@@ -99,10 +99,30 @@ def test_doctor_reports_engine_and_project(godot_bin: str, project: Path) -> Non
 
 
 def test_doctor_flags_an_invalid_project(godot_bin: str, tmp_path: Path) -> None:
-    done = run_cli("--godot", godot_bin, "doctor", str(tmp_path))
+    done = run_cli("--godot", godot_bin, "doctor", "--json", str(tmp_path))
     report = json.loads(done.stdout)
     assert done.returncode == 1
     assert report["project"]["error"]["code"] == "project_not_found"
+
+
+def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_path: Path) -> None:
+    good = run_cli("--godot", godot_bin, "doctor", str(project))
+    bad = run_cli("--godot", godot_bin, "doctor", str(tmp_path))
+    assert good.returncode == 0 and bad.returncode == 1
+    lines = good.stdout.splitlines()
+    assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.") and lines[0].endswith(": supported")
+    assert lines[1] == f"Project: {project}: a Godot project, not imported yet (the first request that needs an asset imports it, a few seconds)"
+    assert lines[2] == "Ready."
+    assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")
+
+
+def test_a_project_that_turns_stderr_off_is_served(godot_bin: str, project: Path) -> None:
+    # The engine's replies travel on stderr; the worker's own settings pack keeps it on.
+    with (project / "project.godot").open("a") as settings:
+        settings.write("\n[application]\nrun/disable_stderr=true\n")
+    done = run_cli("--godot", godot_bin, "run", json.dumps({"op": "resource_read", "project_path": str(project),
+                                                           "resource_path": "materials/base.tres"}), timeout=60)
+    assert json.loads(done.stdout)["result"] == "ok"
 
 
 def test_a_godot_3_on_path_is_passed_over_for_godot4(tmp_path: Path) -> None:
