@@ -1,0 +1,39 @@
+"""Every JSON request in the README runs as written, from the repository root, and gives the reply
+printed after it (on a copy of examples/project at the same relative path)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge import Bridge
+from conftest import REPO
+
+pytestmark = pytest.mark.godot
+
+BLOCK = re.compile(r"```json\n(.*?)```", re.S)
+
+
+def examples() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(request, reply) for each request block followed by its reply block."""
+    blocks = [json.loads(text) for text in BLOCK.findall((REPO / "README.md").read_text())]
+    return [(request, reply) for request, reply in zip(blocks, blocks[1:])
+            if "project_path" in request and reply.get("op") == request.get("op") and "result" in reply]
+
+
+def test_the_readme_has_an_example_of_every_operation() -> None:
+    assert {request["op"] for request, _ in examples()} == {
+        "resource_read", "material_create", "shape_create", "style_box_create", "resource_duplicate"}
+
+
+def test_every_readme_example_runs_as_written(godot_bin: str, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "examples" / "project", tmp_path / "examples" / "project")
+    with Bridge(godot_bin, relative_to=str(tmp_path)) as bridge:
+        for request, expected in examples():
+            assert request["project_path"] == "examples/project"
+            assert bridge.run(request) == expected, request
