@@ -436,3 +436,16 @@ def test_a_missing_godot_is_said_on_stderr_at_start(tmp_path: Path) -> None:
                                          "XDG_CACHE_HOME": str(tmp_path)})
     assert b"godot-bridge mcp: GODOT_BIN names" in done.stderr
     assert b"every tool call will answer engine_not_found" in done.stderr
+
+
+def test_project_dot_is_the_folder_the_client_starts_the_server_in(godot_bin: str, project: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "bridge", "mcp", "--project", "."],
+                                   env={"GODOT_BIN": godot_bin, "PYTHONPATH": str(REPO)}, cwd=str(project))
+
+    async def main() -> types.CallToolResult:
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await call(session, "resource_read", resource_path="materials/base.tres")
+
+    assert ok(anyio.run(main))["properties"]["roughness"] == 0.25
