@@ -30,6 +30,14 @@ def godot_bin() -> str:
         pytest.fail(f"engine tests need Godot (run scripts/test.sh, or set GODOT_BIN): {exc}")
 
 
+def fresh_clone(template: Path, tmp_path: Path) -> Path:
+    """A copy of a project kept the way git keeps it (no .godot/), for one test."""
+    target = tmp_path / "clone"
+    shutil.copytree(template, target)
+    assert not (target / ".godot").exists()
+    return target
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A fresh copy of tests/fixtures/project."""

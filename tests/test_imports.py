@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bridge import Bridge
-from conftest import REPO, run_cli, snapshot
+from conftest import REPO, fresh_clone, run_cli, snapshot
 
 pytestmark = pytest.mark.godot
 
@@ -163,9 +163,7 @@ def cloned_template(tmp_path_factory: pytest.TempPathFactory, godot_bin: str) ->
 
 @pytest.fixture
 def clone(cloned_template: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "clone"
-    shutil.copytree(cloned_template, target)
-    return target
+    return fresh_clone(cloned_template, tmp_path)
 
 
 @pytest.mark.timeout(180)

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import pytest
 
 from bridge import Bridge
-from conftest import REPO, run_cli, snapshot
+from conftest import REPO, fresh_clone, run_cli, snapshot
 
 pytestmark = [pytest.mark.godot, pytest.mark.timeout(300)]
 
@@ -53,9 +53,7 @@ def corpus_source(godot_bin: str, tmp_path_factory: pytest.TempPathFactory) -> P
 @pytest.fixture
 def corpus(corpus_source: Path, tmp_path: Path) -> Path:
     """A fresh clone: *.import files, no .godot/."""
-    target = tmp_path / "clone"
-    shutil.copytree(corpus_source, target)
-    return target
+    return fresh_clone(corpus_source, tmp_path)
 
 
 @pytest.fixture
