@@ -22,6 +22,7 @@ from .models import (
     Request,
     ResourceDuplicate,
     ResourceRead,
+    ResourceUpdate,
     ShapeCreate,
     parse_request,
 )
@@ -341,6 +342,32 @@ class Bridge(EngineHost):
                            dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
                            allow_scripts=allow_scripts)
 
+    def resource_update(
+        self,
+        project_path: StrPath,
+        resource_path: StrPath,
+        *,
+        properties: dict[str, Any] | None = None,
+        reset: list[str] | None = None,
+        allow_scripts: bool = False,
+    ) -> dict[str, Any]:
+        """Change properties of a saved resource in place; `reset` puts others back to their defaults."""
+        return self._typed("resource_update", project_path=project_path, resource_path=resource_path,
+                           properties=properties, reset=reset, allow_scripts=allow_scripts)
+
+    def resource_create(
+        self,
+        project_path: StrPath,
+        resource_type: str,
+        resource_path: StrPath,
+        *,
+        properties: dict[str, Any] | None = None,
+        allow_scripts: bool = False,
+    ) -> dict[str, Any]:
+        """Create a resource of any class that holds no code and save it as a .tres file."""
+        return self._typed("resource_create", project_path=project_path, resource_type=resource_type,
+                           resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+
     def _typed(self, op: str, **fields: Any) -> dict[str, Any]:
         request = {"op": op, **{key: os.fspath(value) if isinstance(value, os.PathLike) else value
                                 for key, value in fields.items() if value is not None}}
@@ -362,7 +389,8 @@ def engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], dic
         message[key], reals[key] = paths.resolve(root, value, field=field, suffixes=suffixes)
 
     if request.path_key is not None:
-        suffixes = paths.READABLE_SUFFIXES if isinstance(request, ResourceRead) else paths.RESOURCE_SUFFIXES
+        suffixes = (paths.READABLE_SUFFIXES if isinstance(request, ResourceRead) else
+                    paths.UPDATABLE_SUFFIXES if isinstance(request, ResourceUpdate) else paths.RESOURCE_SUFFIXES)
         message.pop("path", None)
         place("path", getattr(request, request.path_key), request.path_key, suffixes)
     if isinstance(request, MaterialCreate) and request.shader_path is not None:
@@ -452,7 +480,7 @@ def _check_scalar(field: str, items: Any, values: bool) -> list[Any]:
 
 
 def hold_writes(worker: Worker, root: Path, message: dict[str, Any], deadline: float) -> Release:
-    """Lock the files a scene edit rewrites (see bridge/locks.py), waiting until `deadline`.
+    """Lock the files a scene edit or a resource_update rewrites (see bridge/locks.py), waiting until `deadline`.
 
     Return what `worker` is to run once it is done with the message. When its engine died before
     answering, that removes the temp files it left beside the files the message writes and, for a
@@ -460,7 +488,8 @@ def hold_writes(worker: Worker, root: Path, message: dict[str, Any], deadline: f
     message goes out): a shape saved and attached is written both or neither, even under SIGKILL.
     """
     written = _written(root, message)
-    rewrites = [Path(path) for path in written] if "scene_path" in message else []
+    # Read-modify-write inside the engine: a scene edit, and an update of a resource in place.
+    rewrites = [Path(path) for path in written] if "scene_path" in message or message.get("op") == "resource_update" else []
     held = locks.hold(rewrites, deadline)
     before = locks.snapshot(rewrites)
 

@@ -1,7 +1,8 @@
-"""Per-file locks around a scene edit, and removal of the temp files a killed engine left.
+"""Per-file locks around a scene edit or a resource_update, and removal of the temp files a killed
+engine left.
 
-Editing a scene is read-modify-write inside the engine, so two bridge processes (or two workers of
-one) editing the same scene could lose an update. Such a request therefore holds an exclusive
+Editing a scene or updating a resource in place is read-modify-write inside the engine, so two
+bridge processes (or two workers of one) changing the same file could lose an update. Such a request therefore holds an exclusive
 `flock` on the files it writes, from before it is sent until its reply arrives or its engine is
 dead. Every other write replaces its file whole by a rename, which needs no lock (decisions.md §6).
 Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`), one per target, named by a

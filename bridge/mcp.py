@@ -50,12 +50,17 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                          "properties": {"bg_color": "#202830", "corner_radius_top_left": 6}},
     "resource_duplicate": {"source_path": "materials/red.tres", "dest_path": "materials/blue.tres",
                            "property_overrides": {"albedo_color": "#0000ff"}},
+    "resource_update": {"resource_path": "materials/red.tres", "properties": {"roughness": 0.8},
+                        "reset": ["metallic"]},
+    "resource_create": {"resource_type": "Gradient", "resource_path": "ui/fade.tres",
+                        "properties": {"colors": [[0, 0, 0, 1], [1, 1, 1, 0]]}},
 }
 """One call per tool, shown in its description."""
 
 TITLES = {"resource_read": "Read a Godot resource", "material_create": "Create a Godot material",
           "shape_create": "Create a collision shape", "style_box_create": "Create a UI style box",
-          "resource_duplicate": "Duplicate a Godot resource"}
+          "resource_duplicate": "Duplicate a Godot resource", "resource_update": "Change a Godot resource",
+          "resource_create": "Create any Godot resource"}
 
 HIDDEN = ("id", "path", "save_path", "op")
 """Members a tool does not offer: the variant spellings (still accepted), `id` (MCP has its own) and

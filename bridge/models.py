@@ -201,15 +201,57 @@ class ResourceDuplicate(Request):
     )
 
 
+class ResourceUpdate(Request):
+    """Change properties of a saved resource in place (its uid, ids and other lines stay as they are)."""
+
+    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "path")
+
+    op: Literal["resource_update"]
+    resource_path: str | None = Field(None, description="Resource to change, a .tres or .res file.")
+    path: str | None = Field(None, description="Variant spelling of resource_path.")
+    properties: Properties | None = Field(
+        None, description="New values, name -> value (a ShaderMaterial's uniforms as shader_parameter/<name>)."
+    )
+    reset: list[str] | None = Field(
+        None, description="Properties put back to the class default (their lines leave the file)."
+    )
+
+    @model_validator(mode="after")
+    def _something_to_do(self) -> ResourceUpdate:
+        if not self.properties and not self.reset:
+            raise ValueError("give properties to set or names to reset (or both)")
+        both = sorted(set(self.properties or {}) & set(self.reset or []))
+        if both:
+            raise ValueError(f"{', '.join(both)} is both set and reset; give each property once")
+        return self
+
+
+class ResourceCreate(Request):
+    """Create a resource of any class that holds no code (Gradient, Curve, Environment, Theme, ...) and save it."""
+
+    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
+
+    op: Literal["resource_create"]
+    resource_type: str = Field(description="Engine class name, e.g. Gradient, NoiseTexture2D, Environment.")
+    resource_path: str | None = Field(None, description="Where to save, a .tres file.")
+    save_path: str | None = Field(None, description="Variant spelling of resource_path.")
+    properties: Properties | None = Field(
+        None, description='Properties set after creation; a nested resource as a path or {"type", "properties"}.'
+    )
+
+
 AnyRequest = Annotated[
-    Union[ResourceRead, MaterialCreate, ShapeCreate, StyleBoxCreate, ResourceDuplicate],
+    Union[ResourceRead, MaterialCreate, ShapeCreate, StyleBoxCreate, ResourceDuplicate, ResourceUpdate,
+          ResourceCreate],
     Field(discriminator="op"),
 ]
 REQUEST_ADAPTER: TypeAdapter[AnyRequest] = TypeAdapter(AnyRequest)
-OPERATIONS = ("resource_read", "material_create", "shape_create", "style_box_create", "resource_duplicate")
+OPERATIONS = ("resource_read", "material_create", "shape_create", "style_box_create", "resource_duplicate",
+              "resource_update", "resource_create")
 REQUEST_MODELS: dict[str, type[Request]] = {
     "resource_read": ResourceRead, "material_create": MaterialCreate, "shape_create": ShapeCreate,
-    "style_box_create": StyleBoxCreate, "resource_duplicate": ResourceDuplicate,
+    "style_box_create": StyleBoxCreate, "resource_duplicate": ResourceDuplicate, "resource_update": ResourceUpdate,
+    "resource_create": ResourceCreate,
 }
 """Each operation's request model."""
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from .errors import InvalidPath, PathOutsideProject, ProjectNotFound
 
 RESOURCE_SUFFIXES = (".tres",)
+UPDATABLE_SUFFIXES = (".tres", ".res")
 READABLE_SUFFIXES = (".tres", ".res", ".tscn", ".scn")
 SHADER_SUFFIXES = (".gdshader",)
 SCENE_SUFFIXES = (".tscn",)

@@ -18,6 +18,8 @@ const OPERATIONS: Dictionary = {
 	"style_box_create": preload("ops/style_box_create.gd"),
 	"shape_create": preload("ops/shape_create.gd"),
 	"resource_duplicate": preload("ops/resource_duplicate.gd"),
+	"resource_update": preload("ops/resource_update.gd"),
+	"resource_create": preload("ops/resource_create.gd"),
 }
 
 const HEADER_SIZE: int = 16

@@ -48,6 +48,8 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 		if not known.has(name) and not asked_object:
 			known = infos(target)
 			asked_object = true
+		if not known.has(name) and target is Theme and not _theme_item(name).is_empty():
+			known[name] = _theme_item(name)
 		if not known.has(name):
 			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())], member)
 			return {}
@@ -122,6 +124,29 @@ static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictiona
 			return {}
 		out[name] = Codec.encode(target.get(name), depth, expanded)
 	return out
+
+
+## A Theme lists only the items it has as properties; a new one is "<type>/<kind>/<item>", typed
+## by its kind. {} for a name of another form.
+static func _theme_item(name: String) -> Dictionary:
+	var parts: PackedStringArray = name.split("/")
+	var kinds: Dictionary = {
+		"colors": [TYPE_COLOR, ""], "constants": [TYPE_INT, ""], "font_sizes": [TYPE_INT, ""],
+		"fonts": [TYPE_OBJECT, "Font"], "icons": [TYPE_OBJECT, "Texture2D"], "styles": [TYPE_OBJECT, "StyleBox"],
+	}
+	if parts.size() != 3 or parts[0].is_empty() or parts[2].is_empty() or not kinds.has(parts[1]):
+		return {}
+	var kind: Array = kinds[parts[1]]
+	return {"name": name, "type": kind[0], "hint": PROPERTY_HINT_RESOURCE_TYPE if kind[0] == TYPE_OBJECT else PROPERTY_HINT_NONE,
+			"hint_string": kind[1], "usage": PROPERTY_USAGE_DEFAULT}
+
+
+## The value property `name` of `target` reverts to (what the saver leaves out of the file).
+static func default_of(target: Object, name: String) -> Variant:
+	var cls: String = target.get_class()
+	if not _defaults.has(cls):
+		_defaults[cls] = {}
+	return _default(target, cls, _defaults[cls], name)
 
 
 ## The value `name` reverts to: the object's own answer, else what a fresh instance of its class

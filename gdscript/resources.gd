@@ -5,6 +5,7 @@ const Job = preload("job.gd")
 const Props = preload("props.gd")
 const Guard = preload("safety/guard.gd")
 const Paths = preload("safety/paths.gd")
+const Creating = preload("creating.gd")
 
 
 
@@ -115,6 +116,8 @@ static func _load_error(path: String) -> Error:
 static func from_value(value: Variant, hint: String, job: Job, where: String) -> Resource:
 	if value == null:
 		return null
+	if typeof(value) == TYPE_DICTIONARY and not value.has("path") and typeof(value.get("type")) == TYPE_STRING:
+		return _made(value, hint, job, where)
 	var named: Variant = value
 	if typeof(value) == TYPE_DICTIONARY and typeof(value.get("path")) == TYPE_STRING:
 		named = value["path"]
@@ -143,6 +146,27 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 		return loaded
 	job.fail(Job.INVALID_VALUE, "%s: %s is a %s, but this property takes %s" % [where, text, loaded.get_class(), " or ".join(accepted)], where)
 	return null
+
+
+## A new embedded resource from the object form {"type", "properties"?} (what resource_read prints).
+static func _made(value: Dictionary, hint: String, job: Job, where: String) -> Resource:
+	for key: Variant in value:
+		if key not in ["type", "properties"]:
+			job.fail(Job.INVALID_VALUE, "%s: a new resource is {\"type\", \"properties\"}, not %s" % [where, JSON.stringify(key)], where)
+			return null
+	var properties: Variant = value.get("properties", {})
+	if typeof(properties) != TYPE_DICTIONARY:
+		job.fail(Job.INVALID_VALUE, "%s.properties must be an object" % where, where)
+		return null
+	var accepted: PackedStringArray = hint.split(",", false)
+	if not accepted.is_empty() and not Array(accepted).any(func(cls: String) -> bool: return ClassDB.class_exists(value["type"]) and ClassDB.is_parent_class(value["type"], cls.strip_edges())):
+		job.fail(Job.INVALID_VALUE, "%s: a %s cannot go here: this property takes %s" % [where, JSON.stringify(value["type"]), " or ".join(accepted)], where)
+		return null
+	var made: Array = Creating.make(value["type"], properties, job, where, where + ".properties")
+	if job.failed():
+		# The class was refused for this value, not for the request's own type member.
+		job.code = Job.INVALID_VALUE if job.code == Job.INVALID_TYPE else job.code
+	return made[0]
 
 
 ## The resource with resource_path `path` among those nested in `owner`, or null.

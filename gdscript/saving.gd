@@ -34,6 +34,7 @@ static func save(resource: Resource, path: String, job: Job, where: String, valu
 	var uid: String = uid_of(write["real"])
 	if uid.is_empty():
 		uid = ResourceUID.id_to_text(ResourceUID.create_id())
+	_lend_ext_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
 	var err: Error = ResourceSaver.save(resource, write["temp"])
 	if err == OK:
 		err = _stamp(write["temp"], uid)
@@ -42,6 +43,33 @@ static func save(resource: Resource, path: String, job: Job, where: String, valu
 	if not job.failed() and err != OK:
 		_fail_save(write, job, where, err)
 	return _finish(write, job, where)
+
+
+## Give every file `owner` names the ext_resource id it has in the file at `path` also for the temp
+## file `temp`: the saver looks ids up by the path it writes to, and would number them anew for a
+## temp file, so that rewriting a file renumbered every ext_resource (a diff of every reference).
+## Embedded resources are walked (they name files too); `seen` ends cycles.
+static func _lend_ext_ids(owner: Object, path: String, temp: String, seen: Dictionary) -> void:
+	seen[owner] = true
+	for info: Dictionary in owner.get_property_list():
+		if info["usage"] & PROPERTY_USAGE_STORAGE != 0:
+			_lend_ids_in(owner.get(info["name"]), path, temp, seen)
+
+
+static func _lend_ids_in(value: Variant, path: String, temp: String, seen: Dictionary) -> void:
+	if value is Resource and not seen.has(value):
+		var file: String = value.resource_path
+		if file.is_empty() or file.contains("::"):
+			_lend_ext_ids(value, path, temp, seen)
+		elif not value.get_id_for_path(path).is_empty():
+			value.set_id_for_path(temp, value.get_id_for_path(path))
+	elif value is Array:
+		for item: Variant in value:
+			_lend_ids_in(item, path, temp, seen)
+	elif value is Dictionary:
+		for key: Variant in value:
+			_lend_ids_in(key, path, temp, seen)
+			_lend_ids_in(value[key], path, temp, seen)
 
 
 ## Put `bytes` in place of the file at res:// `path`, the same way; return what undo() needs.

@@ -82,16 +82,15 @@ def test_an_error_reply_echoes_every_path_member_of_its_request(
 
 
 VARIANT_SPELLINGS = {"resource_read": {"path"}, "material_create": {"save_path"},
-                     "style_box_create": {"save_path"}, "shape_create": {"properties"}}
+                     "style_box_create": {"save_path"}, "shape_create": {"properties"}, "resource_update": {"path"},
+                     "resource_create": {"save_path"}}
 
 
 @pytest.mark.parametrize("op", sorted(VARIANT_SPELLINGS) + ["resource_duplicate"])
 def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
     from bridge import models
 
-    model = {"resource_read": models.ResourceRead, "material_create": models.MaterialCreate,
-             "shape_create": models.ShapeCreate, "style_box_create": models.StyleBoxCreate,
-             "resource_duplicate": models.ResourceDuplicate}[op]
+    model = models.REQUEST_MODELS[op]
     members = set(model.model_fields) - {"op", "id"} - VARIANT_SPELLINGS.get(op, set())
     signature = inspect.signature(getattr(Bridge, op))
     parameters = {name: parameter for name, parameter in signature.parameters.items() if name != "self"}
@@ -114,4 +113,4 @@ def test_a_misspelt_keyword_fails_at_the_call(bridge: Bridge, project: Path) -> 
 def test_the_plumbing_is_not_public() -> None:
     public = {name for name in dir(Bridge) if not name.startswith("_")}
     assert public == {"run", "close", "resource_read", "material_create", "shape_create", "style_box_create",
-                      "resource_duplicate"}
+                      "resource_duplicate", "resource_update", "resource_create"}

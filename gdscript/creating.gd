@@ -1,0 +1,39 @@
+extends RefCounted
+## Make a new resource of a class a request names, with its properties set: the one way every
+## create operation (and an embedded {"type", "properties"} value) makes a resource.
+
+const Job = preload("job.gd")
+const Props = preload("props.gd")
+
+
+## Why a resource of class `type` cannot be created ("" when it can): it must be an instantiable
+## Resource that holds no code (no Script, no GDExtension) and is no scene (PackedScene has its own
+## format), and that the text format can hold.
+static func refusal(type: String) -> String:
+	if not ClassDB.class_exists(type):
+		return "the engine has no class %s" % JSON.stringify(type)
+	if not ClassDB.is_parent_class(type, "Resource"):
+		return "%s is not a Resource" % type
+	if not ClassDB.can_instantiate(type):
+		return "%s is abstract: the engine cannot make one" % type
+	for code: String in ["Script", "GDExtension"]:
+		if ClassDB.is_parent_class(type, code):
+			return "%s is code, which this tool never writes" % type
+	if ClassDB.is_parent_class(type, "PackedScene"):
+		return "a PackedScene is a scene, saved by the editor from nodes"
+	if not ResourceSaver.get_recognized_extensions(ClassDB.instantiate(type)).has("tres"):
+		return "%s cannot be saved as a .tres file" % type
+	return ""
+
+
+## [a new resource of class `type` with `properties` set (converted like any request's values),
+## the values as set (for Saving.save to prove)]; [null, {}] after failing `job`. `where` names the
+## member that gave the class, `member` the one that gave the values.
+static func make(type: String, properties: Dictionary, job: Job, where: String, member: String) -> Array:
+	var why: String = refusal(type)
+	if not why.is_empty():
+		job.fail(Job.INVALID_TYPE, "%s %s cannot be created: %s" % [where, JSON.stringify(type), why], where)
+		return [null, {}]
+	var made: Resource = ClassDB.instantiate(type)
+	var values: Dictionary = Props.apply(made, properties, job, member)
+	return [null, {}] if job.failed() else [made, values]

@@ -1,0 +1,14 @@
+extends RefCounted
+## resource_create: make a resource of any class that holds no code (creating.gd), set its
+## properties, save it.
+
+const Job = preload("../job.gd")
+const Creating = preload("../creating.gd")
+const Saving = preload("../saving.gd")
+
+
+static func run(request: Dictionary, job: Job) -> Dictionary:
+	var made: Array = Creating.make(request["resource_type"], request.get("properties", {}), job, "resource_type", "properties")
+	if not job.failed():
+		Saving.save(made[0], request["path"], job, "path", made[1], "properties")
+	return {"type": request["resource_type"]}
