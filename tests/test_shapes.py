@@ -57,7 +57,9 @@ def test_shape_is_saved_and_reads_back_with_its_params(
 
 
 def test_properties_spelling_is_accepted_too(project: Path, bridge: Bridge) -> None:
-    bridge.shape_create(str(project), "SphereShape3D", properties={"radius": 2}, save_path="s.tres")
+    made = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "SphereShape3D",
+                       "properties": {"radius": 2}, "save_path": "s.tres"})  # the typed method has shape_params only
+    assert made["result"] == "ok"
     assert bridge.resource_read(str(project), "s.tres")["properties"] == {"radius": 2}
 
 

@@ -4,6 +4,7 @@ extends RefCounted
 ## is put back as it was, so the request changes both files or neither.
 
 const Job = preload("../job.gd")
+const Creating = preload("../creating.gd")
 const Props = preload("../props.gd")
 const Saving = preload("../saving.gd")
 const SceneText = preload("../scene_text.gd")
@@ -15,10 +16,11 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if base.is_empty():
 		job.fail(Job.INVALID_TYPE, "shape_type %s is not a shape class the engine can create" % JSON.stringify(type), "shape_type")
 		return {}
-	var shape: Resource = ClassDB.instantiate(type)
-	var values: Dictionary = Props.apply(shape, request.get("properties", {}), job, "properties")
+	var made: Array = Creating.make(type, request.get("properties", {}), job, "shape_type", "properties")
+	var shape: Resource = made[0]
+	var values: Dictionary = made[1]
 	var saved: String = request.get("save_path", "")
-	if saved.is_empty():
+	if saved.is_empty() and not job.failed():
 		# Saving.save() proves every value from the file it writes; with no file, the object says.
 		Props.check_stored(shape, values.keys(), job, "properties")
 	var scene: SceneText = null

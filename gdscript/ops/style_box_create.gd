@@ -2,7 +2,7 @@ extends RefCounted
 ## style_box_create: instantiate one of the four style box classes, set properties, save.
 
 const Job = preload("../job.gd")
-const Props = preload("../props.gd")
+const Creating = preload("../creating.gd")
 const Saving = preload("../saving.gd")
 
 ## The Python model already refuses any other style_type; the engine side checks again because
@@ -15,8 +15,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if type not in STYLE_TYPES:
 		job.fail(Job.INVALID_TYPE, "style_type %s is not one of %s" % [JSON.stringify(type), ", ".join(STYLE_TYPES)], "style_type")
 		return {}
-	var style_box: Resource = ClassDB.instantiate(type)
-	var values: Dictionary = Props.apply(style_box, request.get("properties", {}), job, "properties")
+	var made: Array = Creating.make(type, request.get("properties", {}), job, "style_type", "properties")
 	if not job.failed():
-		Saving.save(style_box, request["path"], job, "path", values, "properties")
+		Saving.save(made[0], request["path"], job, "path", made[1], "properties")
 	return {"type": type}
