@@ -81,3 +81,14 @@ def test_fast_paths_and_tokenizer_agree_on_damaged_files(godot_bin: str, tmp_pat
     results = run_check(godot_bin, files, tmp_path)
     disagreements = [name for name, result in zip(files, results) if result["fast"] != result["slow"]]
     assert disagreements == [], [(name, files[name][:300]) for name in disagreements[:3]]
+
+
+def test_a_reference_before_the_first_tag_is_a_load_on_both_paths(godot_bin: str, tmp_path: Path) -> None:
+    # Found by the damaged-files test: a stray character before "[ext_resource" turns the tag into
+    # assignments read before the first tag, where ExtResource("...") is a generic load.
+    text = (b'[gd_resource type="Resource" format=3]\n\n'
+            b'\\[ext_resource type="Texture2D" path="res://nothing.png" id=ExtResource("res://elsewhere.tres")]\n\n'
+            b'[resource]\n')
+    (result,) = run_check(godot_bin, {"stray.tres": text}, tmp_path)
+    assert result["fast"] == result["slow"]
+    assert any("elsewhere.tres" in load for load in result["fast"]["loads"])

@@ -247,8 +247,10 @@ func _fast_event() -> Dictionary:
 		var line: RegExMatch = _fast_assignment.search(_subject, _pos)
 		if line == null:
 			return {}
-		_pos = line.get_end()
 		var value: String = line.get_string("v")
+		if _generic_refs and value.contains("Resource"):
+			return {}  # before the first tag a reference is a load (see _reference()): the tokenizer says which
+		_pos = line.get_end()
 		return {"name": line.get_string(1), "value": null if value == "null" or value == "nil" else OTHER}
 	var tag: RegExMatch = _fast_tag.search(_subject, _pos)
 	if tag == null:
