@@ -4,12 +4,13 @@ one real-engine run where a worker is killed mid-batch."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bridge.pool import Pool
+from bridge.pool import WINDOW, Pool
 from test_faults import fake_godot  # noqa: F401 - the fake engine fixture, shared
 
 
@@ -98,13 +99,18 @@ def test_killing_a_real_worker_mid_batch_fails_only_what_it_was_serving(godot_bi
 @pytest.mark.godot
 def test_ready_says_so_while_replies_taken_together_are_still_to_come(godot_bin: str, project: Path) -> None:
     # The CLI flushes its output only when ready() is False: replies that arrived together must
-    # read as ready until the last of them, or every reply costs a write of its own.
+    # read as ready until the last of them, or every reply costs a write of its own. A pause after
+    # the first reply lets the engine answer the rest of its window, so they arrive together
+    # whatever the machine's load.
     requests = [{"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres",
-                 "id": i} for i in range(200)]
+                 "id": i} for i in range(WINDOW)]
     with Pool(godot_bin, jobs=1) as pool:
         said = []
         for reply in pool.map(iter(requests)):
             assert reply["result"] == "ok"
             said.append(pool.ready())
+            if len(said) == 1:
+                time.sleep(1.0)
+    # The pool may read the waiting replies in a few pieces: a False or two among them is fine.
+    assert said[1:-1].count(True) >= WINDOW - 6, said
     assert said[-1] is False
-    assert said.count(True) > 100
