@@ -13,6 +13,7 @@ import pytest
 
 from bridge import Bridge
 from conftest import snapshot
+from test_duplicate import strip_paths
 
 pytestmark = pytest.mark.godot
 
@@ -47,15 +48,6 @@ def _read(bridge: Bridge, project: Path, path: str, depth: int = 8) -> dict[str,
     return bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": path, "depth": depth})
 
 
-def _strip_paths(value: Any) -> Any:
-    """A read's view without the paths of embedded resources (they name the file they are in)."""
-    if isinstance(value, dict):
-        return {key: _strip_paths(item) for key, item in value.items() if key != "path"}
-    if isinstance(value, list):
-        return [_strip_paths(item) for item in value]
-    return value
-
-
 @pytest.mark.parametrize("cls", sorted(CREATED))
 def test_any_resource_class_is_created_read_back_and_round_trips(bridge: Bridge, project: Path, cls: str) -> None:
     made = _create(bridge, project, cls, f"new/{cls}.tres", CREATED[cls])
@@ -68,7 +60,7 @@ def test_any_resource_class_is_created_read_back_and_round_trips(bridge: Bridge,
     again = _create(bridge, project, cls, f"again/{cls}.tres", first["properties"])
     assert again["result"] == "ok", again
     second = _read(bridge, project, f"again/{cls}.tres")
-    assert _strip_paths(second["properties"]) == _strip_paths(first["properties"])
+    assert strip_paths(second["properties"]) == strip_paths(first["properties"])
 
 
 @pytest.mark.parametrize(("cls", "why"), [("GDScript", "is code"), ("PackedScene", "is a scene"),
