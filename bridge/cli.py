@@ -210,7 +210,9 @@ def _batch(args: argparse.Namespace) -> int:
     first = stream.readline()
     total = _count_lines(args.file)
     # Start no more engines than the batch has lines: a one-line batch needs one, not one per core.
-    head_start = _HeadStart(args, _decoded(first), min(args.jobs, total) if total is not None else args.jobs)
+    # From a pipe the count is unknown: one starts now, and the pool starts the others (without
+    # waiting for them) once there are requests for them.
+    head_start = _HeadStart(args, _decoded(first), min(args.jobs, total) if total is not None else 1)
     # Imported here: `run` needs none of the pool's machinery.
     from .pool import Pool
 

@@ -236,13 +236,16 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
     assert re.fullmatch(r"godot-bridge: 40 requests in \d+\.\d s \(\d+ req/s\): 30 ok, 10 errors", drawn[-1].strip())
 
 
-def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(godot_bin: str, project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["file", "pipe"])
+def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(
+        godot_bin: str, project: Path, tmp_path: Path, source: str) -> None:
     import psutil
 
     batch = tmp_path / "one.jsonl"
     batch.write_text(jsonl([read(project, "materials/base.tres")]))
-    run = subprocess.Popen([sys.executable, "-m", "bridge", "batch", "-j", "4", str(batch)], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, env={**os.environ, "GODOT_BIN": godot_bin})
+    argv = [sys.executable, "-m", "bridge", "batch", "-j", "4"] + ([str(batch)] if source == "file" else [])
+    run = subprocess.Popen(argv, stdin=batch.open("rb"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           env={**os.environ, "GODOT_BIN": godot_bin})
     engines: set[int] = set()
     parent = psutil.Process(run.pid)
     while run.poll() is None:
