@@ -50,11 +50,19 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 			asked_object = true
 		if not known.has(name) and target is Theme and not _theme_item(name).is_empty():
 			known[name] = _theme_item(name)
+		if not known.has(name) and target is Animation and name == "tracks/%d/type" % target.get_track_count():
+			# A track is made by naming its type; its other tracks/N/* properties exist from then on.
+			known[name] = {"name": name, "type": TYPE_STRING, "hint": PROPERTY_HINT_NONE, "hint_string": "", "usage": PROPERTY_USAGE_DEFAULT}
+			asked_object = false
 		if not known.has(name):
 			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())], member)
 			return {}
 		var where: String = "%s.%s" % [member, name]
-		var value: Variant = Codec.decode(values[name], known[name], target.get_class(), job, where)
+		var info: Dictionary = known[name]
+		if target is Animation and typeof(target.get(name)) not in [TYPE_NIL, info["type"]]:
+			# Animation lists every track's keys as an Array, but a value track's are a Dictionary.
+			info = info.merged({"type": typeof(target.get(name))}, true)
+		var value: Variant = Codec.decode(values[name], info, target.get_class(), job, where)
 		if job.failed():
 			return {}
 		target.set(name, value)
@@ -169,6 +177,35 @@ static func _fresh_instance(cls: String) -> Object:
 
 
 ## Whether two values are equal, floats compared as the engine stores them (32-bit).
+## Two dictionaries with the same keys and values, where a value may come back from the engine in
+## another numeric or array type than JSON gave it (an Animation track's keys: "update" 0.0 reads
+## back 0, "times" [0, 1] reads back a PackedFloat32Array).
+static func _same_entries(a: Dictionary, b: Dictionary) -> bool:
+	if a.size() != b.size():
+		return false
+	for key: Variant in a:
+		if not b.has(key) or not _same_loosely(a[key], b[key]):
+			return false
+	return true
+
+
+static func _same_loosely(a: Variant, b: Variant) -> bool:
+	var numbers: Array[int] = [TYPE_INT, TYPE_FLOAT]
+	if typeof(a) in numbers and typeof(b) in numbers:
+		return is_equal_approx(float(a), float(b))
+	# TYPE_ARRAY and the packed arrays after it
+	if typeof(a) >= TYPE_ARRAY and typeof(a) <= TYPE_PACKED_VECTOR4_ARRAY and typeof(b) >= TYPE_ARRAY and typeof(b) <= TYPE_PACKED_VECTOR4_ARRAY:
+		if a.size() != b.size():
+			return false
+		for i: int in a.size():
+			if not _same_loosely(a[i], b[i]):
+				return false
+		return true
+	if typeof(a) == TYPE_DICTIONARY and typeof(b) == TYPE_DICTIONARY:
+		return _same_entries(a, b)
+	return same(a, b)
+
+
 static func same(a: Variant, b: Variant) -> bool:
 	var type: int = typeof(a)
 	if type != typeof(b):
@@ -177,6 +214,8 @@ static func same(a: Variant, b: Variant) -> bool:
 	match type:
 		TYPE_FLOAT:
 			return is_equal_approx(a, b) or (is_nan(a) and is_nan(b))
+		TYPE_DICTIONARY:
+			return _same_entries(a, b)
 		TYPE_VECTOR2, TYPE_VECTOR3, TYPE_VECTOR4, TYPE_COLOR, TYPE_QUATERNION, TYPE_PLANE, \
 		TYPE_RECT2, TYPE_AABB, TYPE_BASIS, TYPE_TRANSFORM2D, TYPE_TRANSFORM3D:
 			return a.is_equal_approx(b)

@@ -31,6 +31,8 @@ CREATED: dict[str, dict[str, Any]] = {
     "LabelSettings": {"font_size": 24, "outline_size": 2, "font_color": [1, 0.8, 0, 1]},
     "BoxMesh": {"size": [2, 1, 0.5], "subdivide_width": 2},
     "TileSet": {"tile_size": [32, 32]},
+    "Animation": {"length": 2, "tracks/0/type": "value", "tracks/0/path": "Sprite:modulate:a",
+                  "tracks/0/keys": {"times": [0, 1], "transitions": [1, 1], "update": 0, "values": [0.0, 1.0]}},
 }
 
 
