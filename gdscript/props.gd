@@ -62,7 +62,11 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 		if target is Animation and typeof(target.get(name)) not in [TYPE_NIL, info["type"]]:
 			# Animation lists every track's keys as an Array, but a value track's are a Dictionary.
 			info = info.merged({"type": typeof(target.get(name))}, true)
-		var value: Variant = Codec.decode(values[name], info, target.get_class(), job, where)
+		var value: Variant = null
+		if target is Curve and name == "_data" and typeof(values[name]) == TYPE_ARRAY:
+			value = _curve_points(values[name], job, where)
+		else:
+			value = Codec.decode(values[name], info, target.get_class(), job, where)
 		if job.failed():
 			return {}
 		target.set(name, value)
@@ -147,6 +151,19 @@ static func _theme_item(name: String) -> Dictionary:
 	var kind: Array = kinds[parts[1]]
 	return {"name": name, "type": kind[0], "hint": PROPERTY_HINT_RESOURCE_TYPE if kind[0] == TYPE_OBJECT else PROPERTY_HINT_NONE,
 			"hint_string": kind[1], "usage": PROPERTY_USAGE_DEFAULT}
+
+
+## Curve._data from JSON: an untyped array of 5-tuples (position, left tangent, right tangent, left
+## mode, right mode), whose positions JSON gives as [x, y]; the engine wants a Vector2 there (and
+## its property list calls `_data` an int, so the codec cannot be asked).
+static func _curve_points(data: Array, job: Job, where: String) -> Array:
+	var points: Array = []
+	var kinds: Array[int] = [TYPE_VECTOR2, TYPE_FLOAT, TYPE_FLOAT, TYPE_INT, TYPE_INT]
+	for i: int in data.size():
+		points.append(Codec.decode_type(data[i], kinds[i % 5], job, "%s[%d]" % [where, i]))
+		if job.failed():
+			return []
+	return points
 
 
 ## The value property `name` of `target` reverts to (what the saver leaves out of the file).
