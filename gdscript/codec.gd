@@ -203,6 +203,10 @@ static func _float(value: Variant, job: Job, where: String) -> Variant:
 	return null
 
 
+## A colour whose components are all whole numbers and one at least this large was written in 0-255.
+const _BYTE_LIKE: float = 16.0
+
+
 static func _color(value: Variant, job: Job, where: String) -> Variant:
 	var parts: Array = []
 	if typeof(value) == TYPE_STRING:
@@ -217,6 +221,11 @@ static func _color(value: Variant, job: Job, where: String) -> Variant:
 		if parts.size() == 3:
 			parts.append(1.0)
 	if parts.size() == 4 and parts.all(_is_number):
+		if parts.all(_is_integral) and parts.max() >= _BYTE_LIKE:
+			# [255, 128, 0] is a colour written in 0-255; the engine would keep it as a very bright HDR
+			# colour. A real HDR colour that bright is rare, and has a fraction or a "#" form.
+			job.fail(Job.INVALID_VALUE, "%s: %s looks like 0-255 components, but a color's go from 0 to 1: write [%s] or \"#%s\" (for a bright HDR color, give fractions, e.g. 16.5)" % [where, shown(value), ", ".join(parts.slice(0, 3).map(func(part: float) -> String: return String.num(part / 255.0, 3))), Color(parts[0] / 255.0, parts[1] / 255.0, parts[2] / 255.0).to_html(false)], where)
+			return null
 		return Color(parts[0], parts[1], parts[2], parts[3])
 	job.fail(Job.INVALID_VALUE, "%s: %s is not a color; give \"#rrggbb\", \"#rrggbbaa\", {\"r\", \"g\", \"b\"[, \"a\"]} or [r, g, b[, a]]" % [where, shown(value)], where)
 	return null

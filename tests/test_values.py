@@ -110,3 +110,15 @@ def test_a_text_that_looks_like_a_property_line_does_not_hide_a_dropped_value(pr
     assert reply["error"]["code"] == "invalid_value"
     assert "normal_enabled" in reply["error"]["message"]
     assert snapshot(project) == before
+
+
+def test_a_colour_in_0_255_is_refused_with_its_0_1_form(project: Path, bridge: Bridge) -> None:
+    before = snapshot(project)
+    reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                        "resource_path": "c.tres", "properties": {"albedo_color": [255, 128, 0]}})
+    assert reply["error"]["code"] == "invalid_value"
+    assert "0-255" in reply["error"]["message"] and '"#ff8000"' in reply["error"]["message"]
+    assert snapshot(project) == before
+    hdr = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                      "resource_path": "h.tres", "properties": {"emission": [4, 2, 1], "albedo_color": [20.5, 1, 1]}})
+    assert hdr["result"] == "ok", hdr
