@@ -46,6 +46,13 @@ Properties = dict[str, Any]
 """Property name to JSON value; the engine converts each value by the property's own type."""
 
 
+VALUES_HELP = (
+    'name -> value, names as the engine has them; colors "#rrggbb" or [r, g, b(, a)] in 0-1, vectors '
+    '[x, y(, z)], resources as a path or {"type", "properties"}.'
+)
+"""How every properties-like member takes its values (said in each such member's description)."""
+
+
 class Request(BaseModel):
     """Members every request has."""
 
@@ -55,7 +62,10 @@ class Request(BaseModel):
     """The members naming the main file, primary spelling first; a reply echoes the one used."""
 
     id: str | int | None = Field(None, description="Any caller-chosen id; the reply echoes it.")
-    project_path: str = Field(description="Absolute path of the Godot project directory.")
+    project_path: str = Field(
+        description="The Godot project folder (holding project.godot): absolute, or relative to the folder the "
+        "command line or MCP server runs in."
+    )
     allow_scripts: bool = Field(
         False,
         description="Allow loading resources that carry a script (loading would run its code).",
@@ -90,13 +100,20 @@ class ResourceRead(Request):
     path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "path")
 
     op: Literal["resource_read"]
-    resource_path: str | None = Field(None, description="Resource file, relative to the project.")
+    resource_path: str | None = Field(
+        None, description="The .tres, .res or .tscn file to read, relative to the project (res:// accepted)."
+    )
     path: str | None = Field(None, description="Variant spelling of resource_path.")
-    depth: int = Field(1, ge=0, description="Levels of nested resources expanded into objects.")
+    depth: int = Field(
+        1, ge=0, description="Levels of nested resources shown as objects; deeper ones (and all at 0) as paths. "
+        "Imported assets (textures, fonts) are always {type, path}."
+    )
     properties: list[str] | None = Field(
         None, description="Return exactly these properties, defaults included."
     )
-    include_defaults: bool = Field(False, description="Return every stored property.")
+    include_defaults: bool = Field(
+        False, description="Return every stored property, also those at their class default (normally left out)."
+    )
 
 
 class MaterialCreate(Request):
@@ -105,10 +122,13 @@ class MaterialCreate(Request):
     path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
 
     op: Literal["material_create"]
-    material_type: str = Field(description="Engine class name, e.g. StandardMaterial3D.")
+    material_type: str = Field(
+        description="A Material class (StandardMaterial3D, ORMMaterial3D, ShaderMaterial, CanvasItemMaterial, "
+        "ParticleProcessMaterial, ...) or PhysicsMaterial."
+    )
     resource_path: str | None = Field(None, description="Where to save, a .tres file.")
     save_path: str | None = Field(None, description="Variant spelling of resource_path.")
-    properties: Properties | None = Field(None, description="Properties set after creation.")
+    properties: Properties | None = Field(None, description="Properties set after creation: " + VALUES_HELP)
     shader_path: str | None = Field(
         None, description="ShaderMaterial only: a .gdshader assigned before the properties."
     )
@@ -132,7 +152,9 @@ class ShapeCreate(Request):
         description="One of the listed shape classes.",
         json_schema_extra={"enum": list(SHAPE_TYPES)},
     )
-    shape_params: Properties | None = Field(None, description="Properties of the shape.")
+    shape_params: Properties | None = Field(
+        None, description="The shape's properties (size, radius, height, points...): " + VALUES_HELP
+    )
     properties: Properties | None = Field(None, description="Variant spelling of shape_params.")
     save_path: str | None = Field(None, description="Save the shape as this .tres file.")
     scene_path: str | None = Field(None, description="Scene (.tscn) whose node gets the shape.")
@@ -174,7 +196,7 @@ class StyleBoxCreate(Request):
     )
     resource_path: str | None = Field(None, description="Where to save, a .tres file.")
     save_path: str | None = Field(None, description="Variant spelling of resource_path.")
-    properties: Properties | None = Field(None, description="Properties set after creation.")
+    properties: Properties | None = Field(None, description="Properties set after creation: " + VALUES_HELP)
 
     @model_validator(mode="after")
     def _check_type(self) -> StyleBoxCreate:
@@ -197,7 +219,7 @@ class ResourceDuplicate(Request):
         False, description="Copy nested resources into the file instead of sharing them."
     )
     property_overrides: Properties | None = Field(
-        None, description="Properties set on the copy; all others keep the source's values."
+        None, description="Properties set on the copy; all others keep the source's values. " + VALUES_HELP
     )
 
 
