@@ -23,6 +23,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                     "-w", str(out), str(REPO)], check=True, capture_output=True, timeout=240)
     wheel = next(out.glob("godot_bridge-*.whl"))
+    (out / "wheel.path").write_text(str(wheel))
     target = out / "site"
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(target)
@@ -106,3 +107,20 @@ def test_mcp_without_the_sdk_says_how_to_install_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 2
     assert "pip install 'godot-bridge[mcp]'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_clean_venv_installs_the_core_with_seven_packages(installed: Path, tmp_path: Path) -> None:
+    wheel = (installed.parent / "wheel.path").read_text()
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = venv / "bin" / "pip"
+    done = subprocess.run([str(pip), "install", "-q", wheel], capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(subprocess.run([str(pip), "list", "--format", "json"], capture_output=True, text=True,
+                                       check=True, timeout=60).stdout)
+    names = sorted(entry["name"].lower() for entry in listed if entry["name"].lower() not in {"pip", "setuptools"})
+    print(f"clean venv: {len(names)} packages: {names}")
+    assert "mcp" not in names and len(names) == 8  # godot-bridge and the core's seven
+    version = subprocess.run([str(venv / "bin" / "godot-bridge"), "--version"], capture_output=True, text=True,
+                             timeout=60)
+    assert version.stdout.startswith("godot-bridge ")
