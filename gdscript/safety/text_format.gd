@@ -509,14 +509,29 @@ func _plain_numbers(from: int, to: int) -> bool:
 
 ## `Name(` arguments of the kinds in `allowed`, separated by commas `)`.
 func _arguments(id: String, allowed: Array) -> void:
+	_judged_arguments(id, "its arguments", _of_kinds(allowed))
+
+
+func _arguments_after_paren(id: String, allowed: Array) -> void:
+	_argument_list(id, "its arguments", _of_kinds(allowed))
+
+
+## Whether the current token is an argument of the kinds in `allowed` (a NUMBER may be inf or nan).
+func _of_kinds(allowed: Array) -> Callable:
+	return func() -> bool: return _tok in allowed or (Tok.NUMBER in allowed and _tok == Tok.IDENTIFIER and _text in _STOR_FIX)
+
+
+## `Name(` arguments, each judged by `take` (called with the argument as the current token; false
+## for one the engine does not take), separated by commas `)`; `what` names them in the error.
+func _judged_arguments(id: String, what: String, take: Callable) -> void:
 	_next()
 	if _tok != Tok.PAREN_OPEN:
 		_corrupt("line %d: %s has no (" % [_line(), id])
 		return
-	_arguments_after_paren(id, allowed)
+	_argument_list(id, what, take)
 
 
-func _arguments_after_paren(id: String, allowed: Array) -> void:
+func _argument_list(id: String, what: String, take: Callable) -> void:
 	var need_comma: bool = false
 	while true:
 		_next()
@@ -528,9 +543,8 @@ func _arguments_after_paren(id: String, allowed: Array) -> void:
 				return
 			need_comma = false
 			continue
-		var ok: bool = _tok in allowed or (Tok.NUMBER in allowed and _tok == Tok.IDENTIFIER and _text in _STOR_FIX)
-		if not ok:
-			_corrupt("line %d: %s(...) holds something other than its arguments" % [_line(), id])
+		if not take.call():
+			_corrupt("line %d: %s(...) holds something other than %s" % [_line(), id, what])
 			return
 		need_comma = true
 
@@ -582,33 +596,15 @@ func _inline_object() -> void:
 ## Resource / ExtResource / SubResource: each string argument is a path (or uid) that the engine
 ## loads where it has no handler for the reference (always for Resource).
 func _reference(id: String) -> void:
-	_next()
-	if _tok != Tok.PAREN_OPEN:
-		_corrupt("line %d: %s has no (" % [_line(), id])
-		return
 	var loads: bool = id == "Resource" or _generic_refs
-	var need_comma: bool = false
-	while true:
-		_next()
-		if _tok == Tok.PAREN_CLOSE:
-			return
-		if need_comma:
-			if _tok != Tok.COMMA:
-				_corrupt("line %d: %s(...) is missing a comma" % [_line(), id])
-				return
-			need_comma = false
-			continue
-		if _tok == Tok.STRING:
-			if loads:
-				var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
-				if _text.begins_with("uid://"):
-					_scan.add_load("", _text, where, "both")
-				else:
-					_scan.add_load(_text, "", where, "both")
-		elif _tok != Tok.NUMBER:
-			_corrupt("line %d: %s(...) holds something other than an id or a path" % [_line(), id])
-			return
-		need_comma = true
+	_judged_arguments(id, "an id or a path", func() -> bool:
+		if _tok == Tok.STRING and loads:
+			var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
+			if _text.begins_with("uid://"):
+				_scan.add_load("", _text, where, "both")
+			else:
+				_scan.add_load(_text, "", where, "both")
+		return _tok == Tok.STRING or _tok == Tok.NUMBER)
 
 
 ## Array[Type]([...]) and Dictionary[Key, Value]({...}). A type is a built-in type name, a class
