@@ -28,11 +28,13 @@ static func refusal(type: String) -> String:
 
 ## [a new resource of class `type` with `properties` set (converted like any request's values),
 ## the values as set (for Saving.save to prove)]; [null, {}] after failing `job`. `where` names the
-## member that gave the class, `member` the one that gave the values.
-static func make(type: String, properties: Dictionary, job: Job, where: String, member: String) -> Array:
+## member that gave the class, `member` the one that gave the values; a class that cannot be
+## created fails the job with `refused`.
+static func make(type: String, properties: Dictionary, job: Job, where: String, member: String,
+		refused: String = Job.INVALID_TYPE) -> Array:
 	var why: String = refusal(type)
 	if not why.is_empty():
-		job.fail(Job.INVALID_TYPE, "%s %s cannot be created: %s" % [where, JSON.stringify(type), why], where)
+		job.fail(refused, "%s %s cannot be created: %s" % [where, JSON.stringify(type), why], where)
 		return [null, {}]
 	var made: Resource = ClassDB.instantiate(type)
 	var values: Dictionary = Props.apply(made, properties, job, member)

@@ -99,6 +99,12 @@ static func _import_stamp(res: String) -> Array:
 	return [FileAccess.get_modified_time(res + ".import"), FileAccess.get_modified_time(record)]
 
 
+## Whether `resource` is (or is inside) an imported asset: its file has a .import file beside it.
+static func is_imported(resource: Resource) -> bool:
+	var file: String = resource.resource_path.get_slice("::", 0)
+	return not file.is_empty() and FileAccess.file_exists(file + ".import")
+
+
 ## Why a load failed, as near as can be told: ResourceLoader.load() returns no error code.
 static func _load_error(path: String) -> Error:
 	if FileAccess.open(path, FileAccess.READ) == null:
@@ -162,11 +168,8 @@ static func _made(value: Dictionary, hint: String, job: Job, where: String) -> R
 	if not accepted.is_empty() and not Array(accepted).any(func(cls: String) -> bool: return ClassDB.class_exists(value["type"]) and ClassDB.is_parent_class(value["type"], cls.strip_edges())):
 		job.fail(Job.INVALID_VALUE, "%s: a %s cannot go here: this property takes %s" % [where, JSON.stringify(value["type"]), " or ".join(accepted)], where)
 		return null
-	var made: Array = Creating.make(value["type"], properties, job, where, where + ".properties")
-	if job.failed():
-		# The class was refused for this value, not for the request's own type member.
-		job.code = Job.INVALID_VALUE if job.code == Job.INVALID_TYPE else job.code
-	return made[0]
+	# A class refused here is a bad value, not a bad type member of the request.
+	return Creating.make(value["type"], properties, job, where, where + ".properties", Job.INVALID_VALUE)[0]
 
 
 ## The resource with resource_path `path` among those nested in `owner`, or null.
@@ -204,7 +207,7 @@ static func to_value(value: Object, depth: int, expanded: Dictionary) -> Variant
 	var resource: Resource = value
 	if depth <= 0 or expanded.has(resource):
 		return resource.resource_path
-	if not resource.resource_path.is_empty() and FileAccess.file_exists(resource.resource_path.get_slice("::", 0) + ".import"):
+	if is_imported(resource):
 		# An imported asset is a leaf: its properties are its raw data (a font's glyph cache, a
 		# texture's image), megabytes that say nothing a request can set.
 		return {"type": resource.get_class(), "path": resource.resource_path}

@@ -72,6 +72,8 @@ def test_a_class_that_cannot_be_created_says_why_and_writes_nothing(
 def test_an_embedded_object_of_the_wrong_class_is_invalid_value(bridge: Bridge, project: Path) -> None:
     reply = _create(bridge, project, "NoiseTexture2D", "new/n.tres", {"noise": {"type": "Gradient"}})
     assert reply["error"]["code"] == "invalid_value" and "Noise" in reply["error"]["message"]
+    abstract = _create(bridge, project, "NoiseTexture2D", "new/n.tres", {"noise": {"type": "Noise"}})
+    assert abstract["error"]["code"] == "invalid_value" and "is abstract" in abstract["error"]["message"]
 
 
 def _update(bridge: Bridge, project: Path, path: str, **fields: Any) -> dict[str, Any]:

@@ -80,5 +80,4 @@ static func _copied(value: Variant, copies: Dictionary) -> Variant:
 
 ## Scripts and imported assets (a file with a .import beside it) are shared, never embedded.
 static func _stays_reference(resource: Resource) -> bool:
-	var file: String = resource.resource_path.get_slice("::", 0)
-	return resource is Script or (not file.is_empty() and FileAccess.file_exists(file + ".import"))
+	return resource is Script or Resources.is_imported(resource)
