@@ -34,7 +34,9 @@ static func save(resource: Resource, path: String, job: Job, where: String, valu
 	var uid: String = uid_of(write["real"])
 	if uid.is_empty():
 		uid = ResourceUID.id_to_text(ResourceUID.create_id())
-	_lend_ext_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
+	if resource.resource_path == path:
+		# Rewriting the file it was loaded from (a new resource names no file with ids to keep).
+		_lend_ext_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
 	var err: Error = ResourceSaver.save(resource, write["temp"])
 	if err == OK:
 		err = _stamp(write["temp"], uid)
