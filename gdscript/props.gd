@@ -48,8 +48,10 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 		if not known.has(name) and not asked_object:
 			known = infos(target)
 			asked_object = true
-		if not known.has(name) and target is Theme and not _theme_item(name).is_empty():
-			known[name] = _theme_item(name)
+		if not known.has(name) and target is Theme:
+			var item: Dictionary = _theme_item(name)
+			if not item.is_empty():
+				known[name] = item
 		if not known.has(name) and target is Animation and name == "tracks/%d/type" % target.get_track_count():
 			# A track is made by naming its type; its other tracks/N/* properties exist from then on.
 			known[name] = {"name": name, "type": TYPE_STRING, "hint": PROPERTY_HINT_NONE, "hint_string": "", "usage": PROPERTY_USAGE_DEFAULT}
@@ -193,7 +195,6 @@ static func _fresh_instance(cls: String) -> Object:
 	return _fresh[cls]
 
 
-## Whether two values are equal, floats compared as the engine stores them (32-bit).
 ## Two dictionaries with the same keys and values, where a value may come back from the engine in
 ## another numeric or array type than JSON gave it (an Animation track's keys: "update" 0.0 reads
 ## back 0, "times" [0, 1] reads back a PackedFloat32Array).
@@ -223,6 +224,7 @@ static func _same_loosely(a: Variant, b: Variant) -> bool:
 	return same(a, b)
 
 
+## Whether two values are equal, floats compared as the engine stores them (32-bit).
 static func same(a: Variant, b: Variant) -> bool:
 	var type: int = typeof(a)
 	if type != typeof(b):

@@ -21,14 +21,14 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var reset: Array = request.get("reset", [])
 	var names: Array = properties.keys() + reset
 	var before: Dictionary = {}
-	var known: Dictionary = Props.infos(resource)
 	for name: String in names:
-		if not known.has(name):
-			var member: String = "properties" if properties.has(name) else "reset"
-			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [resource.get_class(), JSON.stringify(name), Props.suggest(name, known.keys())], member)
-			return {}
 		before[name] = resource.get(name)
+	# Names to set are checked by Props.apply(), as for any request; names to reset here.
+	var known: Dictionary = Props.infos(resource)
 	for name: String in reset:
+		if not known.has(name):
+			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [resource.get_class(), JSON.stringify(name), Props.suggest(name, known.keys())], "reset")
+			return {}
 		if name in Props.FORBIDDEN:
 			job.fail(Job.FORBIDDEN_PROPERTY, "reset may not name %s: it would attach code or move the file" % name, "reset")
 			return {}
