@@ -116,8 +116,9 @@ def test_a_shader_uniform_a_theme_item_and_an_environment_with_its_sky_update(br
     shader = _update(bridge, project, "mats/s.tres", properties={"shader_parameter/tint": "#00ff00"})
     assert shader["changed"] == ["shader_parameter/tint"]
     assert _create(bridge, project, "Theme", "ui/t.tres", CREATED["Theme"])["result"] == "ok"
-    theme = _update(bridge, project, "ui/t.tres", properties={"Label/font_sizes/font_size": 20})
-    assert theme["changed"] == ["Label/font_sizes/font_size"]
+    theme = _update(bridge, project, "ui/t.tres", properties={"Label/font_sizes/font_size": 20,
+                                                              "Label/constants/outline_size": 2})
+    assert theme["changed"] == ["Label/font_sizes/font_size", "Label/constants/outline_size"]
     assert 'Button/styles/normal = SubResource("' in (project / "ui/t.tres").read_text()
     assert _create(bridge, project, "Environment", "env.tres", CREATED["Environment"])["result"] == "ok"
     sky_before = [line for line in (project / "env.tres").read_text().splitlines() if "sub_resource" in line]
