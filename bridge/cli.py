@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, NoReturn, Sequence
 
+from . import __version__, paths
 from . import engine as engines
-from . import paths
 from .engine import DEFAULT_TIMEOUT
 from .errors import BridgeError, InvalidJson
 
@@ -44,7 +44,8 @@ def _global_options(top: bool) -> _Parser:
     default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
     options = _Parser(add_help=False)
     options.add_argument("--godot", metavar="PATH", default=default(None),
-                         help="Godot binary (default: GODOT_BIN, then godot/godot4 on PATH)")
+                         help="Godot binary (default: GODOT_BIN, then the first Godot 4.3+ among godot/godot4 on PATH "
+                         "and the one scripts/install-godot.sh installed)")
     options.add_argument("--timeout", type=float, default=default(DEFAULT_TIMEOUT), metavar="SECONDS",
                          help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
     options.add_argument("--verbose", action="store_true", default=default(False),
@@ -63,8 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
         "Replies are JSON on stdout; exit status 0 when all are ok, 1 when any is an error, 2 for misuse.",
         parents=[_global_options(top=True)],
     )
-    from . import __version__
-
     parser.add_argument("--version", action="version", version=f"godot-bridge {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", parents=[common], help="serve one request",
@@ -86,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
     doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
     mcp = commands.add_parser("mcp", parents=[common], help="serve the operations as MCP tools on stdio",
-                              description="Serve the five operations as Model Context Protocol tools on stdin/stdout.")
+                              description="Serve the operations as Model Context Protocol tools on stdin/stdout.")
     mcp.add_argument("--project", metavar="PATH", help="project_path of every tool call that omits it")
     mcp.add_argument("--allow-scripts", action="store_true",
                      help="offer allow_scripts to tool calls (off: no call can make the engine run project code)")
@@ -208,7 +207,9 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()
-    total = _count_lines(args.file)
+    want_progress = _want_progress(args.progress)
+    # The bar needs the whole count; the head start only whether there are as many lines as --jobs.
+    total = _count_lines(args.file, None if want_progress else args.jobs)
     # Start no more engines than the batch has lines: a one-line batch needs one, not one per core.
     # From a pipe the count is unknown: one starts now, and the pool starts the others (without
     # waiting for them) once there are requests for them.
@@ -216,7 +217,7 @@ def _batch(args: argparse.Namespace) -> int:
     # Imported here: `run` needs none of the pool's machinery.
     from .pool import Pool
 
-    progress = _Progress(total) if _want_progress(args.progress) else None
+    progress = _Progress(total) if want_progress else None
     failed = False
     with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
                       stop_on_error=args.stop_on_error, auto_import=not args.no_import,
@@ -324,12 +325,13 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _count_lines(source: str) -> int | None:
-    """Return the number of requests in a batch file, or None for a pipe (a bar needs the total)."""
+def _count_lines(source: str, most: int | None = None) -> int | None:
+    """Return the number of requests in a batch file (counting no further than `most`), or None
+    for a pipe."""
     if source == "-" or not os.path.isfile(source):
         return None
     with open(source, "rb") as lines:
-        return sum(1 for _ in lines)
+        return sum(1 for _ in itertools.islice(lines, most))
 
 
 class _Progress:

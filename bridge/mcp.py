@@ -1,4 +1,4 @@
-"""`godot-bridge mcp`: the five operations as Model Context Protocol tools, served on stdio.
+"""`godot-bridge mcp`: the operations as Model Context Protocol tools, served on stdio.
 
 Each tool's input schema is its request model's JSON Schema (the one `godot-bridge schema` prints)
 without `op`, which the tool's name supplies. Calls go through one `Bridge`, so one warm engine per
