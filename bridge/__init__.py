@@ -37,8 +37,8 @@ from .errors import (
     UnknownProperty,
     UnsafeResource,
 )
+from .version import __version__
 
-__version__ = "0.2.0"
 
 # A library stays quiet unless its user configures logging; the command line shows these on stderr.
 logging.getLogger("bridge").addHandler(logging.NullHandler())

@@ -9,22 +9,19 @@ import logging
 import math
 import os
 import sys
-import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, NoReturn, Sequence
 
-from . import __version__, paths
+from . import paths
 from . import engine as engines
 from .engine import DEFAULT_TIMEOUT
-from .errors import BridgeError, InvalidJson
+from .errors import BridgeError
+from .version import __version__
 
 if TYPE_CHECKING:
     from .api import Bridge
-    from .pool import Pool
-    from .worker import Worker
 
-# The request models and the pool are imported where they are needed: pydantic alone costs
-# ~0.1 s, which `run` spends while its engine starts instead of before.
+# The API is imported where it is needed: `schema` and `doctor` start no engine.
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -110,10 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _batch(args)
         if args.command == "run":
             return _run(args)
-        from .api import Bridge
-
-        with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
-                    auto_import=not args.no_import, relative_to=os.getcwd()) as bridge:
+        with _bridge(args) as bridge:
             return _mcp(bridge, args.project, args.allow_scripts)
     except UsageError as exc:
         return _usage(str(exc))
@@ -129,57 +123,42 @@ def _run(args: argparse.Namespace) -> int:
         text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
-    head_start = _HeadStart(args, text, 1)
-    from .api import Bridge
-
-    with Bridge(args.godot, timeout=args.timeout, verbose=args.verbose,
-                auto_import=not args.no_import, relative_to=os.getcwd()) as bridge:
-        head_start.hand_to(bridge)
-        # The head start has parsed the request already; a text it could not parse gets its error here.
-        reply = bridge.run(head_start.raw) if isinstance(head_start.raw, dict) else _serve_line(bridge, text)
+    request = _decode(text)
+    with _bridge(args) as bridge:
+        _prewarm(bridge, request, 1)
+        reply = bridge.run(request)
         _print(reply)
-        # The engine is idle (a reply comes only after its files are in place); its orderly
-        # shutdown would add ~0.1 s to every `run` and change nothing.
-        head_start.kill()
     return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
 
 
-class _HeadStart:
-    """Launch the engines for the project a command's first request names, while Python goes on
-    to import the request models (~0.1 s) and the engines start (~0.2 s) at the same time."""
+def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
+    # Imported here, and light: the request models (pydantic, ~0.1 s) load with the first request,
+    # while the engine that _prewarm launched starts.
+    from .api import Bridge
 
-    def __init__(self, args: argparse.Namespace, text: str, count: int) -> None:
-        self.raw: Any = None
-        self.root: Path | None = None
-        self.workers: list[Worker] = []
+    return Bridge(args.godot, jobs=jobs, timeout=args.timeout, verbose=args.verbose,
+                  auto_import=not args.no_import, relative_to=os.getcwd())
+
+
+def _decode(text: str) -> Any:
+    """The decoded request, or its text where it does not decode (its reply then says why)."""
+    from .request import decode
+
+    try:
+        return decode(text)
+    except BridgeError:
+        return text
+
+
+def _prewarm(bridge: Bridge, request: Any, count: int) -> None:
+    """Launch the engines of the project the first request names, so they start while Python goes
+    on (~0.2 s each way). A project that is not one gets its error reply from the request itself."""
+    project = request.get("project_path") if isinstance(request, dict) else None
+    if isinstance(project, str) and request.get("allow_scripts") is not True:
         try:
-            self.raw = json.loads(text)
-            root = self.root = paths.project_root(self.raw["project_path"], os.getcwd())
-            engine = engines.probe(engines.find_godot(args.godot))
-            pack = engines.settings_pack(engine)
-        except (ValueError, TypeError, KeyError, RecursionError, BridgeError):
-            # The request is served the ordinary way, which reports whatever is wrong.
-            return
-        from .worker import MAX_REQUESTS, MAX_RSS, Worker
-
-        for _ in range(count):
-            worker = Worker(lambda token: engines.worker_argv(engine, root, token, pack=pack), verbose=args.verbose,
-                            max_requests=MAX_REQUESTS, max_rss=MAX_RSS)
-            try:
-                worker.launch()
-            except BridgeError:
-                break
-            self.workers.append(worker)
-
-    def hand_to(self, host: Bridge | Pool) -> None:
-        """Give the launched engines to `host` (which starts its own if there are none)."""
-        if self.workers and self.root is not None:
-            host._adopt(self.root, self.workers)
-
-    def kill(self) -> None:
-        """Stop the engines at once."""
-        for worker in self.workers:
-            worker.kill()
+            bridge.prewarm(project, count)
+        except BridgeError:
+            pass
 
 
 def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
@@ -208,31 +187,27 @@ def _batch(args: argparse.Namespace) -> int:
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()
     want_progress = _want_progress(args.progress)
-    # The bar needs the whole count; the head start only whether there are as many lines as --jobs.
+    # The bar needs the whole count; the engines started at once only whether there are as many
+    # lines as --jobs. Start no more engines than the batch has lines: a one-line batch needs one,
+    # not one per core. From a pipe the count is unknown: one starts now, and the pool starts the
+    # others (without waiting for them) once there are requests for them.
     total = _count_lines(args.file, None if want_progress else args.jobs)
-    # Start no more engines than the batch has lines: a one-line batch needs one, not one per core.
-    # From a pipe the count is unknown: one starts now, and the pool starts the others (without
-    # waiting for them) once there are requests for them.
-    head_start = _HeadStart(args, _decoded(first), min(args.jobs, total) if total is not None else 1)
-    # Imported here: `run` needs none of the pool's machinery.
-    from .pool import Pool
-
+    request: Any = _decode(_decoded(first)) if first else None
     progress = _Progress(total) if want_progress else None
     failed = False
-    with stream, Pool(args.godot, jobs=args.jobs, timeout=args.timeout, verbose=args.verbose,
-                      stop_on_error=args.stop_on_error, auto_import=not args.no_import,
-                      relative_to=os.getcwd()) as pool:
-        head_start.hand_to(pool)
+    with stream, _bridge(args, args.jobs) as bridge:
+        _prewarm(bridge, request, min(args.jobs, total) if total is not None else 1)
         out = sys.stdout
+        lines: Iterable[Any] = itertools.chain([request] if first else [], _request_lines(stream))
         try:
-            for line, reply in enumerate(pool.map(_request_lines(itertools.chain([first] if first else [], stream))), 1):
+            for line, reply in enumerate(bridge.batch(lines, stop_on_error=args.stop_on_error), 1):
                 failed = failed or reply["result"] != "ok"
                 if reply["result"] == "error" and reply["error"]["code"] == "invalid_json":
                     reply["error"]["message"] = f"line {line}: {reply['error']['message']}"
                 out.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
                 # Flush only when the next reply is not ready yet: replies stream as they come,
                 # without one system call per reply on a fast run.
-                if not pool.ready():
+                if not bridge.ready():
                     out.flush()
                 if progress is not None:
                     progress.update(reply)
@@ -259,16 +234,6 @@ def _decoded(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return "\0invalid utf-8"
-
-
-def _serve_line(bridge: Bridge, text: str) -> dict[str, Any]:
-    from .api import decode_request, error_reply
-
-    try:
-        raw = decode_request(text)
-    except InvalidJson as exc:
-        return error_reply(None, exc)
-    return bridge.run(raw)
 
 
 def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:

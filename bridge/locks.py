@@ -2,9 +2,9 @@
 engine left.
 
 Editing a scene or updating a resource in place is read-modify-write inside the engine, so two
-bridge processes (or two workers of one) changing the same file could lose an update. Such a request therefore holds an exclusive
-`flock` on the files it writes, from before it is sent until its reply arrives or its engine is
-dead. Every other write replaces its file whole by a rename, which needs no lock (decisions.md §6).
+bridge processes (or two workers of one) changing the same file could lose an update. Such a
+request therefore holds an exclusive `flock` on the files it writes, from before it is sent until
+its reply arrives or its engine is dead. Every other write replaces its file whole by a rename, which needs no lock (decisions.md §6).
 Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`), one per target, named by a
 hash of the target's real path: nothing is ever created in the project for them.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .engine import cache_dir
-from .errors import Timeout
+from .errors import SaveFailed, Timeout
 
 _POLL = (0.001, 0.05)
 """First and longest pause between two tries of a lock that another process holds."""
@@ -49,18 +49,24 @@ class Held:
 
 
 def hold(targets: Iterable[Path], deadline: float) -> Held:
-    """Lock every target (a real path) before `deadline`, or raise Timeout holding none."""
+    """Lock every target (a real path) before `deadline`, or raise holding none: Timeout, or
+    SaveFailed when the lock files cannot be made (the write cannot be made safely either)."""
     unique = sorted(set(targets))
     if not unique:
         return Held([])
     folder = lock_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     fds: list[int] = []
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         # One global order (sorted paths) so that two requests locking the same files cannot deadlock.
         for target in unique:
             fds.append(_lock(folder, target, deadline))
         return Held(fds)
+    except OSError as exc:
+        for fd in fds:
+            os.close(fd)
+        raise SaveFailed(f"the lock that guards {unique[0]} could not be taken in {folder}: "
+                         f"{exc.strerror or exc}") from None
     except BaseException:
         for fd in fds:
             os.close(fd)
@@ -69,7 +75,7 @@ def hold(targets: Iterable[Path], deadline: float) -> Held:
 
 def _lock(folder: Path, target: Path, deadline: float) -> int:
     name = hashlib.sha256(os.fsencode(target)).hexdigest()[:40] + ".lock"
-    fd = os.open(folder / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(folder / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)  # OSError: see hold()
     pause = _POLL[0]
     while True:
         try:

@@ -22,9 +22,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from . import engine as engines
-from .api import Bridge, error_reply
+from .api import Bridge
 from .errors import BridgeError, InvalidRequest
 from .models import REQUEST_MODELS, request_schema
+from .request import refuse
 
 log = logging.getLogger("bridge")
 
@@ -62,9 +63,10 @@ TITLES = {"resource_read": "Read a Godot resource", "material_create": "Create a
           "resource_duplicate": "Duplicate a Godot resource", "resource_update": "Change a Godot resource",
           "resource_create": "Create any Godot resource"}
 
-HIDDEN = ("id", "path", "save_path", "op")
-"""Members a tool does not offer: the variant spellings (still accepted), `id` (MCP has its own) and
-`op` (the tool's name). `allow_scripts` is offered only by a server started with --allow-scripts."""
+HIDDEN = ("id", "op")
+"""Members no tool offers: `id` (MCP has its own) and `op` (the tool's name). Nor does a tool offer
+the variant spellings of a member (still accepted), and `allow_scripts` only on a server started
+with --allow-scripts."""
 
 _REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -81,17 +83,15 @@ def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[t
     tools = []
     for op, ref in schema["discriminator"]["mapping"].items():
         model_schema = copy.deepcopy(schema["$defs"][ref.rsplit("/", 1)[-1]])
-        hidden = [*HIDDEN, *([] if allow_scripts else ["allow_scripts"])]
-        if op == "shape_create":
-            hidden.remove("save_path")  # shape_create's save_path is no spelling of another member
-            hidden.append("properties")  # but its properties is one of shape_params
+        variants = [name for names in REQUEST_MODELS[op].spellings.values() for name in names]
+        hidden = [*HIDDEN, *variants, *([] if allow_scripts else ["allow_scripts"])]
         for name in hidden:
             model_schema["properties"].pop(name, None)
         model_schema.pop("title", None)
         for name, member in model_schema["properties"].items():
             model_schema["properties"][name] = _plain(member)
         required = [name for name in model_schema["required"] if name not in hidden]
-        main_path = next(iter(REQUEST_MODELS[op].path_keys), None)
+        main_path = "resource_path" if "resource_path" in REQUEST_MODELS[op].spellings else None
         if main_path is not None and main_path not in required:
             required.append(main_path)
         if project is not None:
@@ -176,11 +176,11 @@ class ToolServer:
         """Serve one tool call as a request; return its reply."""
         if "op" in arguments:
             message = "unknown member 'op': the tool's name is the operation"
-            return error_reply({"op": name}, InvalidRequest(message, field="op"))
+            return refuse({"op": name}, InvalidRequest(message, field="op"))
         if "allow_scripts" in arguments and not self.allow_scripts:
             message = ("allow_scripts is not offered by this server: a request may run the project's code only "
                        "when the server was started with --allow-scripts")
-            return error_reply({**arguments, "op": name}, InvalidRequest(message, field="allow_scripts"))
+            return refuse({**arguments, "op": name}, InvalidRequest(message, field="allow_scripts"))
         request = {**arguments, "op": name}
         if self.project is not None and request.get("project_path") is None:
             request["project_path"] = self.project
@@ -192,7 +192,7 @@ class ToolServer:
         # error reply, on the first call.
         def start() -> None:
             try:
-                self.bridge._worker_for(project)
+                self.bridge.prewarm(project, wait=True)
             except BridgeError:
                 pass
 
@@ -218,7 +218,7 @@ class ToolServer:
 def serve(bridge: Bridge, project: str | None = None, allow_scripts: bool = False) -> None:
     """Serve the operations as MCP tools on stdio until the client disconnects."""
     try:
-        engines.probe(engines.find_godot(bridge._godot))
+        engines.probe(engines.find_godot(bridge.settings.godot))
     except BridgeError as exc:
         # A client shows the server's stderr in its logs: say it there, at once, not on the first call.
         log.error("godot-bridge mcp: %s; every tool call will answer %s until that is fixed", exc.message, exc.code)

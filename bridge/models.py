@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import difflib
-from typing import Annotated, Any, ClassVar, Literal, Sequence, Union
+from typing import Annotated, Any, ClassVar, Literal, Sequence, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
 
 from .errors import InvalidRequest, InvalidType
 
-SHAPE_TYPES_3D = (
+ShapeType3D = Literal[
     "BoxShape3D",
     "SphereShape3D",
     "CapsuleShape3D",
@@ -19,8 +28,8 @@ SHAPE_TYPES_3D = (
     "WorldBoundaryShape3D",
     "SeparationRayShape3D",
     "HeightMapShape3D",
-)
-SHAPE_TYPES_2D = (
+]
+ShapeType2D = Literal[
     "CircleShape2D",
     "RectangleShape2D",
     "CapsuleShape2D",
@@ -29,9 +38,13 @@ SHAPE_TYPES_2D = (
     "ConcavePolygonShape2D",
     "WorldBoundaryShape2D",
     "SeparationRayShape2D",
-)
+]
+StyleType = Literal["StyleBoxFlat", "StyleBoxTexture", "StyleBoxLine", "StyleBoxEmpty"]
+SHAPE_TYPES_3D: tuple[str, ...] = get_args(ShapeType3D)
+SHAPE_TYPES_2D: tuple[str, ...] = get_args(ShapeType2D)
+ShapeType = Literal[ShapeType3D, ShapeType2D]
 SHAPE_TYPES = SHAPE_TYPES_3D + SHAPE_TYPES_2D
-STYLE_TYPES = ("StyleBoxFlat", "StyleBoxTexture", "StyleBoxLine", "StyleBoxEmpty")
+STYLE_TYPES: tuple[str, ...] = get_args(StyleType)
 GODOT_3_NAMES = {
     "BoxShape": "BoxShape3D", "SphereShape": "SphereShape3D", "CapsuleShape": "CapsuleShape3D",
     "CylinderShape": "CylinderShape3D", "ConvexPolygonShape": "ConvexPolygonShape3D",
@@ -58,8 +71,10 @@ class Request(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    path_keys: ClassVar[tuple[str, ...]] = ()
-    """The members naming the main file, primary spelling first; a reply echoes the one used."""
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """Members that have variant spellings: the member, then each other name it may go by. A request
+    gives each at most once, under any of its names; the model holds it under the first."""
+    _spelled: dict[str, str] = PrivateAttr(default_factory=dict)
 
     id: str | int | None = Field(None, description="Any caller-chosen id; the reply echoes it.")
     project_path: str = Field(
@@ -71,33 +86,54 @@ class Request(BaseModel):
         description="Allow loading resources that carry a script (loading would run its code).",
     )
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _null_means_absent(cls, data: Any) -> Any:
+    def _normalise(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Request:
+        """Null means absent; a member given under a variant name moves to its own name (the name
+        used is kept for the reply)."""
+        spelled: dict[str, str] = {}
         if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
+            data = {key: value for key, value in data.items() if value is not None}
+            for member, variants in cls.spellings.items():
+                given = [name for name in (member, *variants) if name in data]
+                if len(given) > 1:
+                    raise ValueError(f"give {member} once, as {' or '.join(given)}, not both")
+                if given:
+                    spelled[member] = given[0]
+                    if given[0] != member and isinstance(data[given[0]], (str, dict)):
+                        data[member] = data.pop(given[0])
+        model = handler(data)
+        assert isinstance(model, Request)
+        model._spelled = spelled
+        return model
 
     @model_validator(mode="after")
-    def _one_path_spelling(self) -> Request:
-        if self.path_keys:
-            given = [key for key in self.path_keys if getattr(self, key) is not None]
-            if len(given) > 1:
-                raise ValueError(f"give the path once, as {' or '.join(given)}, not both")
-            if not given:
-                raise ValueError(f"{self.path_keys[0]} is required")
+    def _main_file_given(self) -> Request:
+        key = self.main_file
+        if key is not None and getattr(self, key) is None:
+            raise ValueError(f"{key} is required")
         return self
 
     @property
+    def main_file(self) -> str | None:
+        """The member naming the file the operation is about (None for shape_create)."""
+        return "resource_path" if "resource_path" in self.spellings else None
+
+    def spelled(self, member: str) -> str:
+        """Return the name the request gave `member` under (its own name when it was not given)."""
+        return self._spelled.get(member, member)
+
+    @property
     def path_key(self) -> str | None:
-        """Return the member that names the main file, as the request spelled it."""
-        return next((key for key in self.path_keys if getattr(self, key) is not None), None)
+        """Return the name the request gave its main file under."""
+        main = self.main_file
+        return self.spelled(main) if main is not None else None
 
 
 class ResourceRead(Request):
     """Read properties of a saved resource (`.tres`, `.res`, or a `.tscn` scene's root)."""
 
-    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "path")
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("path",)}
 
     op: Literal["resource_read"]
     resource_path: str | None = Field(
@@ -119,7 +155,7 @@ class ResourceRead(Request):
 class MaterialCreate(Request):
     """Create a material (any Material subclass, or PhysicsMaterial) and save it."""
 
-    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("save_path",)}
 
     op: Literal["material_create"]
     material_type: str = Field(
@@ -145,13 +181,10 @@ class MaterialCreate(Request):
 class ShapeCreate(Request):
     """Create a collision shape; optionally save it and/or assign it to a scene node."""
 
-    path_keys: ClassVar[tuple[str, ...]] = ()
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {"shape_params": ("properties",)}
 
     op: Literal["shape_create"]
-    shape_type: str = Field(
-        description="One of the listed shape classes.",
-        json_schema_extra={"enum": list(SHAPE_TYPES)},
-    )
+    shape_type: ShapeType = Field(description="One of the listed shape classes.")
     shape_params: Properties | None = Field(
         None, description="The shape's properties (size, radius, height, points...): " + VALUES_HELP
     )
@@ -164,49 +197,24 @@ class ShapeCreate(Request):
 
     @model_validator(mode="after")
     def _check(self) -> ShapeCreate:
-        if self.shape_type not in SHAPE_TYPES:
-            raise InvalidType(
-                f"shape_type {self.shape_type!r} is not a shape class this tool creates"
-                f"{suggest_class(self.shape_type, SHAPE_TYPES) or '; use one of ' + ', '.join(SHAPE_TYPES)}",
-                field="shape_type",
-            )
-        if self.shape_params is not None and self.properties is not None:
-            raise ValueError("give the shape's properties once, as shape_params or properties")
         if self.scene_path is not None and self.node_path is None:
             raise ValueError("node_path is required when scene_path is set")
         if self.node_path is not None and self.scene_path is None:
             raise ValueError("node_path needs scene_path")
         return self
 
-    @property
-    def params(self) -> Properties:
-        """Return the shape's properties, whichever spelling carried them."""
-        return self.shape_params or self.properties or {}
 
 
 class StyleBoxCreate(Request):
     """Create a UI style box and save it."""
 
-    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("save_path",)}
 
     op: Literal["style_box_create"]
-    style_type: str = Field(
-        description="One of the four style box classes.",
-        json_schema_extra={"enum": list(STYLE_TYPES)},
-    )
+    style_type: StyleType = Field(description="One of the four style box classes.")
     resource_path: str | None = Field(None, description="Where to save, a .tres file.")
     save_path: str | None = Field(None, description="Variant spelling of resource_path.")
     properties: Properties | None = Field(None, description="Properties set after creation: " + VALUES_HELP)
-
-    @model_validator(mode="after")
-    def _check_type(self) -> StyleBoxCreate:
-        if self.style_type not in STYLE_TYPES:
-            raise InvalidType(
-                f"style_type {self.style_type!r} is not a style box class"
-                f"{suggest_class(self.style_type, STYLE_TYPES) or '; use one of ' + ', '.join(STYLE_TYPES)}",
-                field="style_type",
-            )
-        return self
 
 
 class ResourceDuplicate(Request):
@@ -226,7 +234,7 @@ class ResourceDuplicate(Request):
 class ResourceUpdate(Request):
     """Change properties of a saved resource in place (its uid, ids and other lines stay as they are)."""
 
-    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "path")
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("path",)}
 
     op: Literal["resource_update"]
     resource_path: str | None = Field(None, description="Resource to change, a .tres or .res file.")
@@ -251,7 +259,7 @@ class ResourceUpdate(Request):
 class ResourceCreate(Request):
     """Create a resource of any class that holds no code (Gradient, Curve, Environment, Theme, ...) and save it."""
 
-    path_keys: ClassVar[tuple[str, ...]] = ("resource_path", "save_path")
+    spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("save_path",)}
 
     op: Literal["resource_create"]
     resource_type: str = Field(description="Engine class name, e.g. Gradient, NoiseTexture2D, Environment.")
@@ -299,6 +307,12 @@ def parse_request(raw: Any) -> AnyRequest:
         raise _request_error(exc) from None
 
 
+CLOSED_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "shape_type": ("a shape class this tool creates", SHAPE_TYPES),
+    "style_type": ("a style box class", STYLE_TYPES),
+}
+"""Members whose value is one of a closed set of class names: what they name, and the set."""
+
 _PLAIN_WORDING = {
     "int_type": "must be an integer", "int_parsing": "must be an integer", "int_from_float": "must be an integer",
     "bool_type": "must be true or false", "bool_parsing": "must be true or false",
@@ -318,6 +332,13 @@ def _request_error(exc: ValidationError) -> InvalidRequest | InvalidType:
     field = loc[0] if loc else None
     where = ".".join(loc)
     kind = first["type"]
+    given = first.get("input")
+    if kind == "literal_error" and field in CLOSED_SETS and isinstance(given, str):
+        what, accepted = CLOSED_SETS[field]
+        return InvalidType(f"{field} {given!r} is not {what}"
+                           f"{suggest_class(given, accepted) or '; use one of ' + ', '.join(accepted)}", field=field)
+    if kind == "literal_error" and not isinstance(given, str):
+        kind = "string_type"
     if kind == "extra_forbidden":
         return InvalidRequest(f"unknown member {where!r}", field=field)
     if kind == "missing":

@@ -1,4 +1,9 @@
-"""Several warm workers for batch runs: replies in input order, same-file requests in order.
+"""The serving engine: warm workers per project, replies in input order, same-file requests in order.
+
+Every request goes through here: `Bridge.run()` as a batch of one, `Bridge.batch()` and the
+command line's `batch` as a stream. A batch given as a list is served by the caller's thread
+alone; a stream that may block gets a second thread. Requests are prepared and finished by
+bridge/request.py; engines are bridge/worker.py.
 
 Two threads. The feeder only reads the input, which may block; the caller's thread, inside
 `map()`, does all the rest as one event loop: it turns requests into engine messages (decoding,
@@ -18,38 +23,32 @@ of its engine message; files that a property value names are not tracked.
 Faults. When a worker crashes or runs past the deadline, the request it was serving gets the
 `engine_crashed` or `timeout` reply (as `Bridge` gives it), the worker is replaced, and the
 requests queued behind it, which the engine had not started, are sent to the replacement.
-Like `Bridge`, the pool locks the files a scene edit rewrites, replaces worn-out workers between
-requests, and imports a project once when a request needs imported assets, then serves that
-request again on a fresh worker. Requests already in flight behind it on that worker have run
-by then; those that also needed the import are served again too.
+The pool locks the files a scene edit or an update in place rewrites, replaces worn-out workers
+between requests, serves each allow_scripts request with an engine of its own (killed once it
+answers: code that ran in it must not run on through later requests), and imports a project once
+when a request needs imported assets, then serves that request again on a fresh worker. Requests
+already in flight behind it on that worker have run by then; those that also needed the import are
+served again too.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Callable, Iterable, Iterator, Sequence
 
 from . import engine as engines
-from . import imports, paths
-from .api import (
-    DEFAULT_TIMEOUT,
-    EngineHost,
-    check_input,
-    decode_request,
-    engine_message,
-    engine_reply,
-    error_reply,
-    hold_writes,
-)
+from . import imports, locks
 from .errors import BridgeError, EngineCrashed, Skipped, Timeout
-from .models import AnyRequest, ResourceRead, parse_request
-from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker, wait_any
+from .request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
+from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Release, Worker, wait_any
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
@@ -57,50 +56,58 @@ NAP = 0.002
 """Pause of the loop while every busy engine has three quarters of a window queued (~7 ms of work
 or more for the bench's requests), so that its replies are taken in bursts."""
 WEAR_CHECK = 256
-"""Sends between two checks of a worker's wear (measuring its memory costs a few system calls)."""
+"""Sends between two checks of a busy worker's wear (measuring its memory costs a few system calls);
+an idle worker is checked before every request."""
 IDLE_WAIT = 1.0
 """Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
-_READ_KEYS = frozenset({"source_path", "shader_path"})
-_READ, _WRITE = 0, 1
-_ROOTS_CACHED = 64
 _SKIPPED = "skipped: an earlier request failed and --stop-on-error is set"
 
 ArgvFor = Callable[[Path, str], Sequence[str]]
 """Build the command line of a worker for a project root and a reply token."""
 
-FileKey = str
-"""A file's real path."""
+log = logging.getLogger("bridge")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How engines are found, started, given deadlines and retired: the one copy of these settings."""
+
+    godot: str | None = None
+    """The Godot binary (None: found as bridge/engine.py find_godot says)."""
+    timeout: float = engines.DEFAULT_TIMEOUT
+    """Seconds one request may take before its engine is killed and replaced."""
+    verbose: bool = False
+    """Echo engine output to stderr."""
+    auto_import: bool = True
+    """Import a project whose request needs an asset not imported yet (else: not_imported)."""
+    start_timeout: float = START_TIMEOUT
+    """Seconds an engine may take to become ready."""
+    max_requests: int | None = MAX_REQUESTS
+    """Requests after which a worker is replaced."""
+    max_rss: int | None = MAX_RSS
+    """Resident bytes past which a worker is replaced."""
+    relative_to: str | None = None
+    """Folder a relative project_path is taken against (None: it must be absolute)."""
 
 
 @dataclass
-class _Job:
+class _Task:
+    """A prepared request on its way through the pool."""
+
     index: int
-    request: AnyRequest
-    root: Path
-    message: dict[str, Any]
-    files: list[tuple[FileKey, int]]
+    job: Job
     sent_at: float = 0.0
 
     @property
     def locks(self) -> bool:
-        """Whether it holds file locks while in flight: a scene edit (bridge/api.py hold_writes)."""
-        return "scene_path" in self.message
+        """Whether it holds file locks while in flight (it is sent only to an idle engine)."""
+        return self.job.rewrites
 
     @property
     def allowed(self) -> bool:
         """Whether it allows scripts, and so is served by an engine of its own."""
-        return bool(self.message.get("allow_scripts"))
-
-
-@dataclass
-class _Item:
-    """One input line as the feeder leaves it: an engine job, or already its reply."""
-
-    index: int
-    raw: Any
-    job: _Job | None = None
-    reply: dict[str, Any] | None = None
+        return self.job.allows_scripts
 
 
 @dataclass
@@ -108,7 +115,7 @@ class _Feed:
     """What the feeder hands to the loop; guarded by `lock`."""
 
     lock: threading.Condition = field(default_factory=threading.Condition)
-    items: collections.deque[str | dict[str, Any]] = field(default_factory=collections.deque)
+    items: collections.deque[Item] = field(default_factory=collections.deque)
     total: int | None = None
     failure: BaseException | None = None
     taken: int = 0
@@ -119,8 +126,8 @@ class _Feed:
     cancelled: bool = False
 
 
-class Pool(EngineHost):
-    """Serve a stream of requests with `jobs` warm engine workers per project.
+class Pool:
+    """Serve requests with up to `jobs` warm engine workers per project.
 
     `map()` yields one reply per input, in input order, while the input is still being read.
     With `stop_on_error`, a request goes to an engine only once every earlier one has succeeded,
@@ -130,51 +137,44 @@ class Pool(EngineHost):
 
     def __init__(
         self,
-        godot: str | None = None,
+        settings: Settings | None = None,
         *,
         jobs: int = 1,
-        timeout: float = DEFAULT_TIMEOUT,
-        verbose: bool = False,
         window: int = WINDOW,
-        stop_on_error: bool = False,
-        auto_import: bool = True,
-        start_timeout: float = START_TIMEOUT,
-        max_requests: int | None = MAX_REQUESTS,
-        max_rss: int | None = MAX_RSS,
         argv_for: ArgvFor | None = None,
-        relative_to: str | None = None,
     ) -> None:
         if jobs < 1 or window < 1:
             raise ValueError("a pool needs at least one worker and a window of at least one")
-        super().__init__(
-            godot,
-            timeout=timeout,
-            verbose=verbose,
-            auto_import=auto_import,
-            start_timeout=start_timeout,
-            max_requests=max_requests,
-            max_rss=max_rss,
-            relative_to=relative_to,
-        )
+        self.settings = settings if settings is not None else Settings()
         self.jobs = jobs
         self.window = window
-        self.stop_on_error = stop_on_error
         self._argv_for = argv_for
+        self._engine: engines.Engine | None = None
+        self._packs: dict[str, Path] = {}
         self._imports: dict[Path, int] = {}
         self._import_tried: dict[Path, int | None] = {}
         """Each project's import stamp right after the pool last imported it."""
         self._slots: dict[Path, list[_Slot]] = {}
-        self._roots: dict[str, Path | BridgeError] = {}
-        self._files: dict[FileKey, dict[_Slot, list[int]]] = {}
-        self._inputs: collections.deque[str | dict[str, Any]] = collections.deque()
+        self._roots = Roots(self.settings.relative_to)
+        self._files: dict[str, dict[_Slot, list[int]]] = {}
+        self._inputs: collections.deque[Item] = collections.deque()
         self._read = 0
-        self._waiting: _Item | None = None
-        self._results: dict[int, dict[str, Any]] = {}
-        self._out: collections.deque[dict[str, Any]] = collections.deque()
+        self._waiting: tuple[int, Job | Reply] | None = None
+        self._results: dict[int, Reply] = {}
+        self._out: collections.deque[Reply] = collections.deque()
         """Replies taken in order from `_results`, being yielded."""
         self._next_out = 0
+        self._stop_on_error = False
         self._stopped = False
         self._cancelled = False
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
     def close(self) -> None:
         """Stop every engine process of the pool."""
@@ -183,13 +183,18 @@ class Pool(EngineHost):
         for slot in slots:
             slot.stop()
 
-    def _adopt(self, root: Path, workers: Sequence[Worker]) -> None:
-        """Serve the project at `root` with `workers`, launched elsewhere (the CLI's head start)."""
-        group = self._group(root)
-        for slot, worker in zip(group, workers):
-            slot.serve_with(worker)
-        for worker in workers[len(group) :]:
-            worker.kill()
+    def prewarm(self, project_path: str, count: int = 1, *, wait: bool = False) -> list[Worker]:
+        """Start up to `count` of the engines that serve a project (those running already count);
+        return them. Without `wait` they start while the caller goes on (a request sent meanwhile
+        waits for its engine); raise the error a request for this project would get."""
+        root = self._roots.resolve(project_path)
+        started = []
+        for slot in self._group(root)[: max(1, min(count, self.jobs))]:
+            worker = slot.warm()
+            if wait:
+                worker.wait_ready()
+            started.append(worker)
+        return started
 
     def workers(self) -> list[Worker]:
         """Return the engine workers running now."""
@@ -200,8 +205,12 @@ class Pool(EngineHost):
 
     # ----- the caller's side: the event loop -------------------------------------------------
 
-    def map(self, items: Iterable[str | dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        """Yield the reply to each request (a JSON text or a decoded object), in input order."""
+    def map(self, items: Iterable[Item], *, stop_on_error: bool = False) -> Iterator[Reply]:
+        """Yield the reply to each request (a JSON text or a decoded object), in input order.
+
+        A list or tuple is served in the caller's thread; any other iterable is read by a thread
+        of its own, so an input that blocks never holds up the replies to what came before it.
+        """
         self._results.clear()
         self._out.clear()
         self._inputs.clear()
@@ -209,12 +218,21 @@ class Pool(EngineHost):
         self._waiting = None
         self._files.clear()
         self._next_out = 0
+        self._roots = Roots(self.settings.relative_to)
+        self._stop_on_error = stop_on_error
         self._stopped = self._cancelled = False
         feed = _Feed()
-        wake_read, wake_write = os.pipe()
-        os.set_blocking(wake_read, False)
-        feeder = threading.Thread(target=self._feed, args=(items, feed, wake_write), name="pool-feeder", daemon=True)
-        feeder.start()
+        feeder: threading.Thread | None = None
+        wake_read = wake_write = -1
+        if isinstance(items, (list, tuple)):
+            feed.items.extend(items)
+            feed.total = len(items)
+        else:
+            wake_read, wake_write = os.pipe()
+            os.set_blocking(wake_read, False)
+            feeder = threading.Thread(target=self._feed, args=(items, feed, wake_write), name="pool-feeder",
+                                      daemon=True)
+            feeder.start()
         try:
             while True:
                 ended = self._take(feed)
@@ -226,7 +244,7 @@ class Pool(EngineHost):
                     reply = self._results.pop(self._next_out)
                     self._next_out += 1
                     self._out.append(reply)
-                    if self.stop_on_error and reply["result"] != "ok":
+                    if self._stop_on_error and reply["result"] != "ok":
                         self._stopped = True
                 if self._out:
                     with feed.lock:
@@ -247,9 +265,10 @@ class Pool(EngineHost):
                 feed.lock.notify()
             self._cancelled = True
             self._abandon()
-            feeder.join()
-            os.close(wake_read)
-            os.close(wake_write)
+            if feeder is not None:
+                feeder.join()
+                os.close(wake_read)
+                os.close(wake_write)
 
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""
@@ -318,61 +337,69 @@ class Pool(EngineHost):
     def _dispatch(self) -> None:
         """Prepare and route requests until every engine has two windows of work in front of it."""
         slots = self._all_slots()
-        budget = 2 * self.window * max(len(slots), self.jobs)
+        budget = 2 * self.window * max(len(slots) - len(self._slots), self.jobs)
         queued = sum(slot.pending() for slot in slots)
         while queued < budget:
             if self._waiting is None:
                 if not self._inputs:
                     return
-                self._waiting = self._prepare(self._read, self._inputs.popleft())
+                self._waiting = (self._read, prepare(self._inputs.popleft(), self._roots))
                 self._read += 1
-            item = self._waiting
-            if self.stop_on_error and self._next_out < item.index:
+            index, prepared = self._waiting
+            if self._stop_on_error and self._next_out < index:
                 return
             if self._stopped or self._cancelled:
-                self._results[item.index] = error_reply(item.raw, Skipped(_SKIPPED))
-            elif item.job is None:
-                assert item.reply is not None
-                self._results[item.index] = item.reply
+                self._results[index] = refuse(prepared.request if isinstance(prepared, Job) else prepared,
+                                              Skipped(_SKIPPED))
+            elif not isinstance(prepared, Job):
+                self._results[index] = prepared
             else:
-                job = item.job
-                slot = self._place(job.root, job.files)
+                slot = self._place(prepared)
                 if slot is None:
                     return
-                for key, kind in job.files:
-                    self._files.setdefault(key, {}).setdefault(slot, [0, 0])[kind] += 1
-                slot.queue.append(job)
+                for key, role in prepared.files:
+                    self._files.setdefault(key, {}).setdefault(slot, [0, 0])[role] += 1
+                slot.queue.append(_Task(index, prepared))
                 queued += 1
             self._waiting = None
 
-    def _place(self, root: Path, files: list[tuple[FileKey, int]]) -> _Slot | None:
-        """Return the slot for a request on these files, or None while it must wait."""
+    def _place(self, job: Job) -> _Slot | None:
+        """Return the slot for a request on these files, or None while it must wait.
+
+        An allow_scripts request goes to the project's slot for those (each gets an engine of
+        its own there), so the warm engines of the others stay as they are.
+        """
         after: set[_Slot] = set()
-        for key, kind in files:
+        for key, role in job.files:
             for slot, uses in self._files.get(key, {}).items():
-                if kind == _WRITE or uses[_WRITE]:
+                if role == WRITE or uses[WRITE]:
                     after.add(slot)
-        if len(after) > 1:
+        group = self._group(job.root)
+        trusted = group[-1]
+        if job.allows_scripts:
+            return trusted if after <= {trusted} else None
+        if len(after) > 1 or trusted in after:
             return None
         if after:
             return after.pop()
-        return min(self._group(root), key=lambda slot: slot.pending())
+        return min(group[:-1], key=lambda slot: slot.pending())
 
     def _group(self, root: Path) -> list[_Slot]:
+        """The slots of a project: `jobs` of them, then the one for allow_scripts requests."""
         group = self._slots.get(root)
         if group is None:
-            group = self._slots[root] = [_Slot(self, root) for _ in range(self.jobs)]
+            group = self._slots[root] = [_Slot(self, root) for _ in range(self.jobs + 1)]
         return group
 
-    def finish(self, job: _Job, reply: dict[str, Any], slot: _Slot) -> None:
-        """Record the reply to `job` and forget its files."""
-        self._results[job.index] = reply
-        for key, kind in job.files:
+    def finish(self, task: _Task, reply: Reply, slot: _Slot) -> None:
+        """Record the reply to `task` and forget its files."""
+        self._results[task.index] = reply
+        for key, role in task.job.files:
             users = self._files.get(key)
             if users is None:
                 continue
             uses = users[slot]
-            uses[kind] -= 1
+            uses[role] -= 1
             if not any(uses):
                 del users[slot]
                 if not users:
@@ -380,7 +407,7 @@ class Pool(EngineHost):
 
     # ----- the feeder ------------------------------------------------------------------------
 
-    def _feed(self, items: Iterable[str | dict[str, Any]], feed: _Feed, wake: int) -> None:
+    def _feed(self, items: Iterable[Item], feed: _Feed, wake: int) -> None:
         # Bound the requests read ahead of the replies taken, so memory stays flat on an endless input.
         limit = max(256, 4 * self.jobs * self.window)
         count = 0
@@ -408,51 +435,36 @@ class Pool(EngineHost):
                 if feed.loop_sleeps:
                     os.write(wake, b"\0")
 
-    def _prepare(self, index: int, item: str | dict[str, Any]) -> _Item:
-        """Turn one input into its engine job, or into its error reply."""
-        raw: Any = None
-        try:
-            raw = decode_request(item) if isinstance(item, str) else item
-            check_input(raw)
-            request = parse_request(raw)
-        except BridgeError as exc:
-            return _Item(index, raw, reply=error_reply(raw, exc))
-        try:
-            root = self._root(request.project_path)
-            message, reals = engine_message(request, root)
-        except BridgeError as exc:
-            return _Item(index, raw, reply=error_reply(request, exc))
-        # Keyed by real path: one file named two ways (a link) is one file for ordering and locks.
-        files = [
-            (real, _READ if key in _READ_KEYS or isinstance(request, ResourceRead) else _WRITE)
-            for key, real in reals.items()
-        ]
-        return _Item(index, raw, job=_Job(index, request, root, message, files))
+    # ----- engines ---------------------------------------------------------------------------
 
-    def _root(self, project_path: str) -> Path:
-        known = self._roots.get(project_path)
-        if known is None:
-            if len(self._roots) >= _ROOTS_CACHED:
-                self._roots.clear()
-            try:
-                known = paths.project_root(project_path, self.relative_to)
-            except BridgeError as exc:
-                known = exc
-            self._roots[project_path] = known
-        if isinstance(known, BridgeError):
-            raise known
-        return known
+    def _found_engine(self) -> engines.Engine:
+        """Return the Godot binary in use, found and version-checked once."""
+        if self._engine is None:
+            self._engine = engines.probe(engines.find_godot(self.settings.godot))
+        return self._engine
 
-    # ----- workers ---------------------------------------------------------------------------
+    def _pack(self, flavour: str = "safe") -> Path:
+        """Return the settings pack workers start with (built on first use, see engine.settings_pack):
+        "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
+        if flavour not in self._packs:
+            self._packs[flavour] = engines.settings_pack(self._found_engine(), flavour)
+        return self._packs[flavour]
 
     def new_worker(self, root: Path, *, trusted: bool = False) -> Worker:
-        """Return a launched worker for `root`, configured as `Bridge` configures its own
-        (`trusted`: for an allow_scripts request, see Bridge._call)."""
+        """Return a launched worker for `root` (`trusted`: for an allow_scripts request)."""
         if self._argv_for is not None:
             argv_for = self._argv_for
-            worker = self._make_worker(lambda token: argv_for(root, token))
+
+            def argv(token: str) -> Sequence[str]:
+                return argv_for(root, token)
         else:
-            worker = self._make_worker(self._worker_argv(root, trusted=trusted))
+            engine, pack = self._found_engine(), self._pack("trusted" if trusted else "safe")
+
+            def argv(token: str) -> Sequence[str]:
+                return engines.worker_argv(engine, root, token, pack=pack)
+        settings = self.settings
+        worker = Worker(argv, verbose=settings.verbose, start_timeout=settings.start_timeout,
+                        max_requests=settings.max_requests, max_rss=settings.max_rss)
         worker.launch()
         return worker
 
@@ -469,9 +481,14 @@ class Pool(EngineHost):
         """
         if self.imports(root) > seen:
             return True, None
-        if not self.auto_import or (root in self._import_tried and self._import_tried[root] == imports.stamp(root)):
+        if not self.settings.auto_import or self._import_tried.get(root, -1) == imports.stamp(root):
             return False, None
-        failure = self._import_assets(root, stamp)
+
+        def announce() -> None:
+            log.warning("godot-bridge: importing the assets of %s (first use; this takes a few seconds)", root)
+
+        failure = imports.import_project(self._found_engine(), root, self._pack(),
+                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce)
         self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1
@@ -482,6 +499,30 @@ class Pool(EngineHost):
         return self._stopped or self._cancelled
 
 
+def hold_writes(worker: Worker, job: Job, deadline: float) -> Release:
+    """Lock the files a request rewrites in place (see bridge/locks.py), waiting until `deadline`.
+
+    Return what `worker` is to run once it is done with the request. When its engine died before
+    answering, that removes the temp files it left beside the files the request writes and, for a
+    rewrite, puts those files back as they were (read under the lock before the request goes out):
+    a shape saved and attached to a scene is written both or neither, even under SIGKILL.
+    """
+    written = job.written
+    rewrites = [Path(path) for path in written] if job.rewrites else []
+    held = locks.hold(rewrites, deadline)
+    before = locks.snapshot(rewrites)
+
+    def release(answered: bool) -> None:
+        try:
+            if not answered and worker.pid is not None:
+                locks.sweep(written, worker.pid)
+                locks.restore(before)
+        finally:
+            held.release()
+
+    return release
+
+
 class _Slot:
     """One worker and the requests routed to it: queued, then in flight (at most `window`)."""
 
@@ -489,8 +530,8 @@ class _Slot:
         self.pool = pool
         self.root = root
         self.worker: Worker | None = None
-        self.queue: collections.deque[_Job] = collections.deque()
-        self.inflight: collections.deque[_Job] = collections.deque()
+        self.queue: collections.deque[_Task] = collections.deque()
+        self.inflight: collections.deque[_Task] = collections.deque()
         self._idle_since = 0.0
         self._imports_seen = 0
         self._stamp: int | None = None
@@ -501,7 +542,7 @@ class _Slot:
         return len(self.queue) + len(self.inflight)
 
     def locking(self) -> bool:
-        """Return whether a request in flight holds file locks: a scene edit, sent only to an idle engine."""
+        """Return whether a request in flight holds file locks (one sent only to an idle engine)."""
         return bool(self.inflight) and self.inflight[0].locks
 
     def _one_shot(self) -> bool:
@@ -513,7 +554,8 @@ class _Slot:
         worker = self.worker
         if worker is not None and not worker.ready:
             return worker.start_deadline
-        return max(self.inflight[0].sent_at, self._idle_since) + self.pool.timeout
+        ready_at = worker.ready_at if worker is not None else 0.0
+        return max(self.inflight[0].sent_at, self._idle_since, ready_at) + self.pool.settings.timeout
 
     def stop(self) -> None:
         """Stop the slot's engine."""
@@ -528,45 +570,51 @@ class _Slot:
             # orderly exit would add ~0.1 s to the end of every batch and change nothing.
             worker.kill()
 
+    def warm(self) -> Worker:
+        """Return the slot's worker, started now unless it has a usable one."""
+        if self.worker is not None and self._usable():
+            return self.worker
+        return self._replace_worker()
+
     def fill(self) -> None:
         """Send queued requests until the window is full."""
         while self.queue and len(self.inflight) < self.pool.window:
-            job = self.queue[0]
+            task = self.queue[0]
             if self.pool.skipping():
                 self.queue.popleft()
-                self.pool.finish(job, error_reply(job.request, Skipped(_SKIPPED)), self)
+                self.pool.finish(task, refuse(task.job.request, Skipped(_SKIPPED)), self)
                 continue
-            if self.inflight and (job.locks or job.allowed or self._one_shot() or not self._usable()):
-                # A scene edit waits for its lock, which the replies in flight may hold; a dead,
+            if self.inflight and (task.locks or task.allowed or self._one_shot() or not self._usable()):
+                # A rewrite waits for its lock, which the replies in flight may hold; a dead,
                 # stale or worn-out worker is replaced once the requests in flight are answered;
-                # an allow_scripts request has an engine of its own (see Bridge._call).
+                # an allow_scripts request has an engine of its own.
                 return
-            if not self._send(job):
+            if not self._send(task):
                 return
 
-    def _send(self, job: _Job) -> bool:
+    def _send(self, task: _Task) -> bool:
         """Send the head of the queue; return False to first take the replies in flight."""
         try:
-            if job.allowed:
+            if task.allowed:
                 worker = self._replace_worker(trusted=True)
             else:
                 worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
-            release = hold_writes(worker, self.root, job.message, time.monotonic() + self.pool.timeout)
-            worker.send(job.message, release=release)
+            release = hold_writes(worker, task.job, time.monotonic() + self.pool.settings.timeout)
+            worker.send(task.job.message, release=release)
         except EngineCrashed as exc:
             if self.inflight:
                 return False
             self.queue.popleft()
             self._drop_worker()
-            self.pool.finish(job, error_reply(job.request, exc), self)
+            self.pool.finish(task, refuse(task.job.request, exc), self)
             return True
         except BridgeError as exc:
             self.queue.popleft()
-            self.pool.finish(job, error_reply(job.request, exc), self)
+            self.pool.finish(task, refuse(task.job.request, exc), self)
             return True
         self.queue.popleft()
-        job.sent_at = time.monotonic()
-        self.inflight.append(job)
+        task.sent_at = time.monotonic()
+        self.inflight.append(task)
         self._sends += 1
         return True
 
@@ -574,18 +622,20 @@ class _Slot:
         worker = self.worker
         if worker is None or not worker.alive or self._imports_seen < self.pool.imports(self.root):
             return False
-        return self._sends % WEAR_CHECK != 0 or not worker.worn_out()
+        if self.inflight and self._sends % WEAR_CHECK:
+            return True
+        return not worker.worn_out()
 
     def collect(self, now: float) -> None:
         """Take the replies the engine sent; fail the request it was serving if it died or ran out of time."""
         worker = self.worker
         if worker is None:
             return
-        again: list[_Job] = []
+        again: list[_Task] = []
         while (answer := worker.take()) is not None:
-            job = self.inflight.popleft()
+            task = self.inflight.popleft()
             self._idle_since = now
-            if job.allowed:
+            if task.allowed:
                 # Its engine may run the code it loaded: it serves nothing else, and is killed (it
                 # has answered, so its files are in place; code it runs may hold up an orderly exit).
                 self.worker = None
@@ -593,11 +643,11 @@ class _Slot:
             if (answer.get("error") or {}).get("code") == "not_imported":
                 retry, failure = self.pool.import_for(self.root, self._imports_seen, self._stamp)
                 if retry:
-                    again.append(job)
+                    again.append(task)
                     continue
                 if failure is not None:
                     answer["error"]["message"] += f"; {failure}"
-            self.pool.finish(job, engine_reply(job.request, answer), self)
+            self.pool.finish(task, finish(task.job, answer), self)
         self.queue.extendleft(reversed(again))
         if not self.inflight:
             if worker.ended:
@@ -605,8 +655,15 @@ class _Slot:
             return
         if worker.ended or now >= self.deadline():
             head = self.inflight.popleft()
-            error = worker.crash() if worker.ended else worker.expire()
-            self.pool.finish(head, error_reply(head.request, error), self)
+            if worker.ended:
+                error: BridgeError = worker.crash()
+            elif worker.ready:
+                worker.kill()
+                error = Timeout(f"the request ran past its deadline of {self.pool.settings.timeout:g} s; the engine "
+                                f"(pid {worker.pid}) was killed and the next request gets a fresh one")
+            else:
+                error = worker.expire()
+            self.pool.finish(head, refuse(head.job.request, error), self)
             # The engine serves in order, so the requests behind the failed one never started.
             self.queue.extendleft(reversed(self.inflight))
             self.inflight.clear()
@@ -614,11 +671,7 @@ class _Slot:
 
     def _replace_worker(self, *, trusted: bool = False) -> Worker:
         self._drop_worker()
-        return self.serve_with(self.pool.new_worker(self.root, trusted=trusted))
-
-    def serve_with(self, worker: Worker) -> Worker:
-        """Serve with `worker` (launched, perhaps not ready yet) from now on."""
-        self._drop_worker()
+        worker = self.pool.new_worker(self.root, trusted=trusted)
         self._imports_seen = self.pool.imports(self.root)
         self._stamp = imports.stamp(self.root)
         self.worker = worker

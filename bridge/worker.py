@@ -1,18 +1,18 @@
-"""One engine process: spawn it, exchange framed messages, enforce deadlines, stop it in stages.
+"""One warm engine: requests framed out, replies correlated in, deadlines, and a bounded stop.
 
-Framing. Requests go to the engine's stdin as `<byte length in 15 digits>\\n<JSON bytes>`; the engine reads the
-payload with `OS.read_buffer_from_stdin(n)`, so no line buffer can split it. Replies come back on
-the engine's *stderr* as `<token> <byte length> <JSON>\\n`: Godot always flushes stderr, while stdout
-stays buffered when a project sets `flush_stdout_on_print` off. The token is random per process, so
-nothing a project script or the engine prints can be taken for a reply; everything else read from
-either stream is chatter, kept as a short tail for error messages and echoed only when verbose.
+Framing. Requests go to the engine's stdin as `<byte length in 15 digits>\\n<JSON bytes>`; the engine
+reads the payload with `OS.read_buffer_from_stdin(n)`, so no line buffer can split it. Replies come
+back on its *stderr* (Godot always flushes stderr, while stdout stays buffered when a project sets
+`flush_stdout_on_print` off), framed with a token random per process (bridge/frames.py scans them).
+Each request carries a sequence number and its reply must carry the same one: the engine answers
+in order, so any other number means the stream cannot be trusted, and the engine goes.
 
-No threads, and no call that can hang. The engine's three pipes are non-blocking. `send()` writes
-what the engine's input takes at once and queues the rest; whoever waits for a reply (`receive()`,
-or a pool waiting on several workers at once with `wait_any()`) polls the pipes, writes what is
-queued, reads what the engine printed, and kills the whole process tree when the deadline passes.
-Output is read in bounded pieces, so a flood of chatter costs neither memory nor a stalled reply.
-One thread uses a worker at a time.
+No threads, and no call that can hang. The pipes are non-blocking (bridge/process.py). `send()`
+writes what the engine's input takes at once and queues the rest; whoever waits for a reply
+(`receive()`, or a pool waiting on several workers at once with `wait_any()`) polls the pipes,
+writes what is queued, reads what the engine printed, and kills the whole process tree when the
+deadline passes. Output is read in bounded pieces, so a flood of chatter costs neither memory nor
+a stalled reply. One thread uses a worker at a time.
 
 A request may come with a `release` callback (the file locks its writes hold). It runs once: with
 True when the request's reply is read, or with False once the engine is found gone without
@@ -25,32 +25,26 @@ import collections
 import json
 import math
 import os
-import re
 import select
-import signal
 import subprocess
 import sys
 import time
 from typing import IO, Any, Callable, Iterable, Sequence
 
-import psutil
-
 from .errors import EngineCrashed, InvalidRequest, Timeout
+from .frames import Garbled, ReplyScanner
+from .process import EngineProcess, Spawn
 
-Spawn = Callable[..., "subprocess.Popen[bytes]"]
 Release = Callable[[bool], None]
 """Called once per request when the engine is done with it: True when its reply arrived, False
 when the engine died (or was never reached) without answering."""
 
 _TAIL_LINES = 30
 _TAIL_CHARS = 400
-_PIECE = 1 << 20
-"""Longest piece of output kept while waiting for its line to end: a line without end costs no more memory."""
-_READ = 1 << 18
-"""Bytes read from one pipe at once."""
-_HEAD = re.compile(rb" (\d{1,15}) ")
-_HEAD_MAX = 18
-_STOP_WAIT = 2.0
+STOP_BUDGET = 4.0
+"""Seconds a stop may take in all: end of input, then terminate, then kill (half, then the rest)."""
+KILL_BUDGET = 2.0
+"""Seconds a kill may take to reap the engine and read what it left in its pipes."""
 _POLL_MAX_MS = 3_600_000
 START_TIMEOUT = 30.0
 """Seconds an engine may take to become ready."""
@@ -81,34 +75,30 @@ class Worker:
         max_rss: int | None = None,
     ) -> None:
         self.token = os.urandom(16).hex()
-        self._marker = self.token.encode("ascii")
         self._argv = list(argv_for_token(self.token))
+        self._scanner = ReplyScanner(self.token.encode("ascii"))
         self._start_timeout = start_timeout
         self._verbose = verbose
         self._spawn = spawn
         self._log = log if log is not None else sys.stderr
         self._max_requests = max_requests
         self._max_rss = max_rss
+        self._process: EngineProcess | None = None
         self._replies: collections.deque[dict[str, Any]] = collections.deque()
-        self._releases: collections.deque[Release | None] = collections.deque()
+        self._waiting: collections.deque[tuple[int, Release | None]] = collections.deque()
+        """Sequence number and release of each request sent and not answered, in sending order."""
         self._unsent: collections.deque[memoryview] = collections.deque()
-        self._input: IO[bytes] | None = None
-        self._outputs: dict[int, IO[bytes]] = {}
-        self._reply_fd = -1
-        self._scan = b""
-        self._body: list[bytes] = []
-        self._need = 0
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self._closing = False
         self._ended = False
         self._seq = 0
         self._dead: str | None = None
-        self._process: psutil.Process | None = None
         self.ready = False
         self.start_deadline = 0.0
+        self.ready_at = 0.0
+        """When the ready message was read: a request's time starts no earlier."""
         self.served = 0
         self.version = ""
-        self.proc: subprocess.Popen[bytes] | None = None
 
     # ----- lifecycle -------------------------------------------------------------------------
 
@@ -116,6 +106,14 @@ class Worker:
         """Spawn the engine and wait, within the start-up deadline, for its ready message."""
         self.launch()
         self.wait_ready()
+
+    def launch(self) -> None:
+        """Spawn the engine without waiting; `ready` turns True once its ready message is read.
+
+        Requests may be sent at once: the engine reads them when it is ready.
+        """
+        self._process = EngineProcess(self._argv, self._spawn)
+        self.start_deadline = time.monotonic() + self._start_timeout
 
     def wait_ready(self) -> None:
         """Wait, within the start-up deadline, for the ready message of an engine `launch()` spawned."""
@@ -130,30 +128,6 @@ class Worker:
             if time.monotonic() >= deadline:
                 raise self.expire()
             wait_any([self], deadline)
-
-    def launch(self) -> None:
-        """Spawn the engine without waiting; `ready` turns True once its ready message is read.
-
-        Requests may be sent at once: the engine reads them when it is ready.
-        """
-        try:
-            self.proc = self._spawn(
-                self._argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise EngineCrashed(f"the engine could not be started ({self._argv[0]}): {exc}") from None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        assert self.proc.stderr is not None
-        self.start_deadline = time.monotonic() + self._start_timeout
-        self._input = self.proc.stdin
-        self._reply_fd = self.proc.stderr.fileno()
-        self._outputs = {self.proc.stdout.fileno(): self.proc.stdout, self._reply_fd: self.proc.stderr}
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            os.set_blocking(stream.fileno(), False)
 
     def expire(self) -> EngineCrashed | Timeout:
         """Kill the engine for running past a deadline; return the error that says so."""
@@ -172,12 +146,13 @@ class Worker:
     @property
     def pid(self) -> int | None:
         """Return the engine's process id."""
-        return self.proc.pid if self.proc else None
+        return self._process.pid if self._process is not None else None
 
     @property
     def alive(self) -> bool:
         """Return whether the engine can take another request."""
-        return self.proc is not None and self._dead is None and not self._ended and self.proc.poll() is None
+        process = self._process
+        return process is not None and self._dead is None and not self._ended and process.running()
 
     @property
     def ended(self) -> bool:
@@ -186,14 +161,7 @@ class Worker:
 
     def rss(self) -> int:
         """Return the resident memory of the engine process, in bytes (0 once it is gone)."""
-        if not self.alive or self.pid is None:
-            return 0
-        try:
-            if self._process is None:
-                self._process = psutil.Process(self.pid)
-            return int(self._process.memory_info().rss)
-        except psutil.Error:
-            return 0
+        return self._process.rss() if self.alive and self._process is not None else 0
 
     def worn_out(self) -> bool:
         """Return whether the worker has served its quota of requests or grown past its memory limit."""
@@ -202,67 +170,43 @@ class Worker:
         return self._max_rss is not None and self.rss() > self._max_rss
 
     def close(self) -> None:
-        """Stop the engine: end of input, then terminate, then kill the whole tree."""
-        proc = self.proc
-        if proc is None:
+        """Stop the engine within STOP_BUDGET: end of input, then terminate, then kill the whole tree."""
+        process = self._process
+        if process is None:
             return
         self._dead = self._dead or "closed"
-        if proc.poll() is None:
+        deadline = time.monotonic() + STOP_BUDGET
+        if process.running():
             # The engine serves what it was sent, then sees its input end and quits.
             self._closing = True
             self._flush()
-            if not self._drain(time.monotonic() + _STOP_WAIT):
-                try:
-                    proc.terminate()
-                except OSError:
-                    pass
-                self._drain(time.monotonic() + _STOP_WAIT)
-        self.kill()
+            if not self._drain(deadline - STOP_BUDGET / 2):
+                process.terminate()
+                self._drain(deadline)
+        self._stop(deadline)
 
     def kill(self) -> None:
         """Kill the engine and every process it started, then read what it left in its pipes."""
-        proc = self.proc
-        if proc is None:
-            return
-        self._dead = self._dead or "killed"
-        self._kill_tree()
-        self._drain(time.monotonic() + _STOP_WAIT)
-        for fd in list(self._outputs):
+        if self._process is not None:
+            self._dead = self._dead or "killed"
+            self._stop(time.monotonic() + KILL_BUDGET)
+
+    def _stop(self, deadline: float) -> None:
+        process = self._process
+        assert process is not None
+        process.kill_tree(deadline)
+        self._drain(deadline)
+        for fd in list(process.outputs):
             # Held open by a process that escaped the kill: stop listening to it.
             self._end_output(fd)
-        self._close_input()
-
-    def _kill_tree(self) -> None:
-        proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        try:
-            children = psutil.Process(proc.pid).children(recursive=True)
-        except psutil.Error:
-            children = []
-        for victim in children:
-            try:
-                victim.kill()
-            except psutil.Error:
-                pass
-        try:
-            proc.kill()
-            # The engine leads its own session: this reaches children that left the tree too.
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        # Only Popen may reap the engine itself, or its exit status would be lost.
-        psutil.wait_procs(children, timeout=_STOP_WAIT)
-        try:
-            proc.wait(_STOP_WAIT)
-        except subprocess.TimeoutExpired:
-            pass
+        process.close_input()
 
     def _drain(self, deadline: float) -> bool:
         """Read the engine's output until it ends or `deadline` passes; return whether it ended."""
-        while self._outputs and time.monotonic() < deadline:
+        process = self._process
+        while process is not None and process.outputs and time.monotonic() < deadline:
             wait_any([self], deadline)
-        return not self._outputs
+        return process is None or not process.outputs
 
     # ----- messages --------------------------------------------------------------------------
 
@@ -273,7 +217,7 @@ class Worker:
         `release` runs when the engine is done with this request (see the module docstring).
         """
         try:
-            if self._closing or self._input is None or not self.alive:
+            if self._closing or self._process is None or self._process.input_fd is None or not self.alive:
                 raise self._crashed("before the request was sent")
             payload = self._encode(message, self._seq + 1)
         except (EngineCrashed, InvalidRequest):
@@ -281,7 +225,7 @@ class Worker:
                 release(False)
             raise
         self._seq += 1
-        self._releases.append(release)
+        self._waiting.append((self._seq, release))
         self._unsent.append(memoryview(b"%015d\n" % len(payload) + payload))
         self._flush()
         return self._seq
@@ -309,140 +253,101 @@ class Worker:
         assert reply is not None
         return reply
 
-    def call(self, message: dict[str, Any], timeout: float, *, release: Release | None = None) -> dict[str, Any]:
-        """Send one request and return its reply within `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        self.send(message, release=release)
-        try:
-            return self.receive(deadline)
-        except Timeout:
-            raise Timeout(
-                f"the request ran past its deadline of {timeout:g} s; the engine (pid {self.pid}) "
-                "was killed and the next request gets a fresh one"
-            ) from None
+    # ----- pipes (served by wait_any) --------------------------------------------------------
 
-    # ----- pipes -----------------------------------------------------------------------------
+    def watched(self) -> tuple[list[int], int | None]:
+        """Return the output pipes to read and the input pipe to write (None when nothing waits)."""
+        process = self._process
+        if process is None:
+            return [], None
+        return list(process.outputs), process.input_fd if self._unsent else None
+
+    def serve(self, fd: int) -> None:
+        """Serve a pipe that poll() found ready: read an output, or write queued input."""
+        process = self._process
+        if process is None:
+            return
+        if fd not in process.outputs:
+            self._flush()
+            return
+        data = process.read(fd)
+        if data is None:
+            return
+        if not data:
+            self._end_output(fd)
+        elif fd == process.stderr_fd:
+            self._scan(data)
+        elif self._verbose:
+            self._chatter(data, keep=False)
 
     def _flush(self) -> None:
         """Write as much of the queued input as the engine's pipe takes now."""
-        while self._unsent and self._input is not None:
+        process = self._process
+        while self._unsent and process is not None:
             data = self._unsent[0]
-            try:
-                written = os.write(self._input.fileno(), data)
-            except BlockingIOError:
-                return
-            except (OSError, ValueError):
+            written = process.write(data)
+            if written is None:
                 self._input_lost()
+                return
+            if written == 0:
                 return
             if written == len(data):
                 self._unsent.popleft()
             else:
                 self._unsent[0] = data[written:]
-        if self._closing:
-            self._close_input()
+        if self._closing and process is not None:
+            process.close_input()
 
     def _input_lost(self) -> None:
+        process = self._process
+        assert process is not None
         self._unsent.clear()
-        self._close_input()
-        proc = self.proc
-        try:
-            if proc is not None:
-                proc.wait(_STOP_WAIT / 4)
-        except subprocess.TimeoutExpired:
+        process.close_input()
+        if process.wait(time.monotonic() + KILL_BUDGET / 8) is None:
             # Alive but its input is closed: it can never get another request.
             self._dead = self._dead or "it closed its input"
-            self._kill_tree()
-
-    def _close_input(self) -> None:
-        stream, self._input = self._input, None
-        if stream is not None:
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
-
-    def _read(self, fd: int) -> None:
-        try:
-            data = os.read(fd, _READ)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._end_output(fd)
-        elif fd == self._reply_fd:
-            self._parse(data)
-        elif self._verbose:
-            self._chatter(data, keep=False)
+            process.kill_tree(time.monotonic() + KILL_BUDGET)
 
     def _end_output(self, fd: int) -> None:
-        stream = self._outputs.pop(fd, None)
-        if stream is not None:
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
-        if fd == self._reply_fd:
+        process = self._process
+        assert process is not None
+        reply_stream = fd == process.stderr_fd and fd in process.outputs
+        process.close_output(fd)
+        if reply_stream:
             self._reply_stream_ended()
 
     def _reply_stream_ended(self) -> None:
         """Make sure the engine is gone, then release the requests it never answered."""
-        self._reply_fd = -1
-        self._chatter(self._scan)
-        self._scan = b""
-        proc = self.proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.wait(_STOP_WAIT)
-            except subprocess.TimeoutExpired:
-                self._dead = self._dead or "it closed its output"
-                self._kill_tree()
+        process = self._process
+        assert process is not None
+        self._chatter(self._scanner.end())
+        if process.running() and process.wait(time.monotonic() + KILL_BUDGET) is None:
+            self._dead = self._dead or "it closed its output"
+            process.kill_tree(time.monotonic() + KILL_BUDGET)
         self._ended = True
-        pending, self._releases = self._releases, collections.deque()
-        for release in pending:
+        pending, self._waiting = self._waiting, collections.deque()
+        for _, release in pending:
             if release is not None:
                 release(False)
 
     # ----- the reply stream ------------------------------------------------------------------
 
-    def _parse(self, data: bytes) -> None:
-        while data and self._reply_fd >= 0:
-            if self._need:
-                piece = data[: self._need]
-                self._body.append(piece)
-                self._need -= len(piece)
-                data = data[len(piece) :]
-                if not self._need:
-                    body, self._body = b"".join(self._body), []
-                    self._frame(body)
-                continue
-            scan, self._scan = self._scan + data, b""
-            data = b""
-            at = scan.find(self._marker)
-            if at < 0:
-                cut = scan.rfind(b"\n") + 1
-                rest = scan[cut:]
-                if len(rest) > _PIECE:
-                    # A piece of a longer line: its end may hold the start of a token.
-                    cut, rest = len(scan) - len(self._marker), scan[-len(self._marker) :]
-                self._chatter(scan[:cut])
-                self._scan = rest
+    def _scan(self, data: bytes) -> None:
+        garbled = None
+        try:
+            frames, chatter = self._scanner.feed(data)
+        except Garbled as exc:
+            garbled, frames, chatter = exc, exc.frames, exc.chatter
+        for piece in chatter:
+            self._chatter(piece)
+        for body in frames:
+            if not self._frame(body):
                 return
-            self._chatter(scan[:at])
-            head = scan[at + len(self._marker) :]
-            match = _HEAD.match(head)
-            if match is None:
-                if len(head) < _HEAD_MAX and re.fullmatch(rb" ?\d*", head):
-                    self._scan = scan[at:]
-                    return
-                self._garbled()
-                return
-            self._need = int(match[1])
-            data = head[match.end() :]
-            if not self._need:
-                self._frame(b"")
+        if garbled is not None:
+            self._garbled("it sent a garbled reply")
 
-    def _frame(self, body: bytes) -> None:
+    def _frame(self, body: bytes) -> bool:
+        """Take one reply frame; return False when it cannot be trusted (the engine is then gone)."""
         try:
             # strict=False: the engine's JSON writer leaves control characters other than
             # \b \f \n \r \t unescaped, and a request may well quote one back.
@@ -450,24 +355,34 @@ class Worker:
         except ValueError:
             reply = None
         if not isinstance(reply, dict):
-            self._garbled()
-            return
+            self._garbled("it sent a garbled reply")
+            return False
         if _DEBUG:
             self._log.write(f"[bridge <- {self.pid}] {body[:2000].decode('utf-8', 'replace')}\n")
         if not self.ready:
             self.ready = True
+            self.ready_at = time.monotonic()
             self.version = str(reply.get("version", ""))
-            return
-        release = self._releases.popleft() if self._releases else None
+            return True
+        seq = reply.get("seq")
+        # -1: the engine could not read the request at all (it then cannot know its number).
+        expected = self._waiting[0][0] if self._waiting else None
+        if expected is None or (seq != expected and not (seq == -1 and reply.get("ok") is False)):
+            self._garbled(f"it answered request {seq!r} when {expected!r} was due")
+            return False
+        _, release = self._waiting.popleft()
         if release is not None:
             release(True)
         self._replies.append(reply)
+        return True
 
-    def _garbled(self) -> None:
-        """A reply that cannot be read: nothing after it can be trusted, so the engine goes."""
-        self._dead = self._dead or "it sent a garbled reply"
-        self._kill_tree()
-        self._end_output(self._reply_fd)
+    def _garbled(self, why: str) -> None:
+        """A reply that cannot be read or placed: nothing after it can be trusted, so the engine goes."""
+        process = self._process
+        assert process is not None
+        self._dead = self._dead or why
+        process.kill_tree(time.monotonic() + KILL_BUDGET)
+        self._end_output(process.stderr_fd)
 
     def _chatter(self, raw: bytes, *, keep: bool = True) -> None:
         if not raw.strip():
@@ -486,20 +401,9 @@ class Worker:
     # ----- errors ----------------------------------------------------------------------------
 
     def _crashed(self, when: str) -> EngineCrashed:
-        code = self.proc.poll() if self.proc else None
-        if code is None and self.proc is not None:
-            try:
-                code = self.proc.wait(_STOP_WAIT)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                code = self.proc.poll()
-        status = f"exit code {code}"
-        if code is not None and code < 0:
-            status = f"killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else status
+        status = self._process.status(time.monotonic() + KILL_BUDGET) if self._process is not None else "not started"
         why = f"; {self._dead}" if self._dead and self._dead not in ("killed", "closed") else ""
-        return EngineCrashed(
-            f"the engine (pid {self.pid}) stopped {when}, {status}{why}{self._tail_text()}"
-        )
+        return EngineCrashed(f"the engine (pid {self.pid}) stopped {when}, {status}{why}{self._tail_text()}")
 
     def _tail_text(self) -> str:
         return "; its last output: " + " | ".join(self._tail) if self._tail else ""
@@ -514,13 +418,13 @@ def wait_any(workers: Iterable[Worker], deadline: float, wake: int | None = None
     poller = select.poll()
     owners: dict[int, Worker] = {}
     for worker in workers:
-        for fd in worker._outputs:
+        outputs, pending_input = worker.watched()
+        for fd in outputs:
             poller.register(fd, select.POLLIN)
             owners[fd] = worker
-        if worker._unsent and worker._input is not None:
-            fd = worker._input.fileno()
-            poller.register(fd, select.POLLOUT)
-            owners[fd] = worker
+        if pending_input is not None:
+            poller.register(pending_input, select.POLLOUT)
+            owners[pending_input] = worker
     if wake is not None:
         poller.register(wake, select.POLLIN)
     if not owners and wake is None:
@@ -531,10 +435,6 @@ def wait_any(workers: Iterable[Worker], deadline: float, wake: int | None = None
     for fd, _ in poller.poll(timeout):
         if fd == wake:
             woken = True
-            continue
-        worker = owners[fd]
-        if fd in worker._outputs:
-            worker._read(fd)
         else:
-            worker._flush()
+            owners[fd].serve(fd)
     return woken

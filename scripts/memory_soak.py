@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bridge import Bridge  # noqa: E402
-from bridge.api import MAX_REQUESTS, MAX_RSS  # noqa: E402
+from bridge.worker import MAX_REQUESTS, MAX_RSS  # noqa: E402
 
 
 def request(project: str, n: int) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def main() -> int:
                     errors += 1
                     print(f"request {n}: {reply['error']}", file=sys.stderr)
                 if n % args.every == 0:
-                    worker = bridge._worker_for(str(project))
+                    worker = bridge.prewarm(str(project), wait=True)[0]
                     rate = args.every / (time.monotonic() - started)
                     print(f"{n:>8} {worker.pid:>10} {worker.rss() / 2**20:>13.2f} "
                           f"{me.memory_info().rss / 2**20:>13.2f} {rate:>7.0f}", flush=True)

@@ -24,7 +24,7 @@ import pytest
 
 import hostile_corpus as corpus
 from bridge import Bridge, paths
-from bridge.pool import Pool
+from bridge.pool import Pool, Settings
 from bridge.errors import BridgeError
 from conftest import REPO, run_cli
 
@@ -106,7 +106,7 @@ def test_in_a_batch_too_an_allowed_request_has_an_engine_of_its_own(tmp_path: Pa
     marker = project / f"{corpus.MARK}hook.txt"
     plain = {"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"}
     allowed = {**plain, "resource_path": "hooked.tres", "allow_scripts": True}
-    with Pool(godot_bin, jobs=1) as pool:
+    with Pool(Settings(godot_bin), jobs=1) as pool:
         replies = pool.map(iter([plain, allowed, plain, plain]))
         assert [next(replies)["result"] for _ in range(2)] == ["ok", "ok"]
         assert marker.exists(), "the hook never ran: the test proves nothing"
@@ -156,7 +156,7 @@ LONG_REQUEST = textwrap.dedent("""
     project = sys.argv[1]
     with Bridge(sys.argv[2], timeout=600) as bridge:
         bridge.run({"op": "resource_read", "project_path": project, "resource_path": "plain.tres"})
-        print(json.dumps([w.pid for w in bridge._workers.values()]), flush=True)
+        print(json.dumps([w.pid for w in bridge.prewarm(project)]), flush=True)
         bridge.run({"op": "resource_read", "project_path": project, "resource_path": "slow.tres",
                     "allow_scripts": True})
 """)

@@ -18,7 +18,7 @@ import pytest
 
 import hostile_corpus as corpus
 from bridge import Bridge
-from bridge.pool import Pool
+from bridge.pool import Pool, Settings
 
 pytestmark = pytest.mark.godot
 
@@ -87,7 +87,7 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_gets_no_file(tmp_path: 
     slow = {"op": "resource_read", "project_path": str(project), "resource_path": "big.tres", "properties": ["resource_name"]}
     write = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
              "resource_path": "d/x.tres", "id": "write"}
-    with Pool(godot_bin, jobs=1) as pool:
+    with Pool(Settings(godot_bin), jobs=1) as pool:
         replies = pool.map(iter([slow, slow, slow, slow, write]))
         first = next(replies)
         # The write was checked (d was a folder) and sent; now d leads outside.

@@ -225,13 +225,17 @@ class _DeadWorker:
 
 
 def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> None:
-    from bridge.api import hold_writes
+    from bridge.pool import hold_writes
+    from bridge.request import Job, Roots, prepare
 
     scene, shape = project / "scenes" / "level.tscn", project / "shapes" / "s.tres"
-    message = {"op": "shape_create", "save_path": "res://shapes/s.tres", "scene_path": "res://scenes/level.tscn"}
+    job = prepare({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
+                   "save_path": "shapes/s.tres", "scene_path": "scenes/level.tscn", "node_path": "Floor/Shape"},
+                  Roots(None))
+    assert isinstance(job, Job)
     original = scene.read_bytes()
     for answered in (False, True):
-        release = hold_writes(_DeadWorker(), project, message, time.monotonic() + 5)  # type: ignore[arg-type]
+        release = hold_writes(_DeadWorker(), job, time.monotonic() + 5)  # type: ignore[arg-type]
         shape.parent.mkdir(exist_ok=True)
         shape.write_text("the engine saved this")
         scene.write_bytes(original + b"\n; and edited this\n")

@@ -109,7 +109,7 @@ def creation(project: Path, cls: str, properties: dict[str, Any]) -> dict[str, A
 @pytest.mark.timeout(600)
 def test_random_values_for_random_properties_of_random_classes(
         fuzz_bridge: Bridge, fuzz_project: Path, known_properties: dict[str, dict[str, Any]]) -> None:
-    pid = fuzz_bridge._worker_for(str(fuzz_project)).pid
+    pid = fuzz_bridge.prewarm(str(fuzz_project), wait=True)[0].pid
     seen: dict[str, int] = {}
 
     @FUZZ
@@ -130,7 +130,7 @@ def test_random_values_for_random_properties_of_random_classes(
 
     one_request()
     print(f"\ncodec fuzz replies: {dict(sorted(seen.items()))}")
-    assert fuzz_bridge._worker_for(str(fuzz_project)).pid == pid, "the engine was replaced: it died"
+    assert fuzz_bridge.prewarm(str(fuzz_project), wait=True)[0].pid == pid, "the engine was replaced: it died"
     assert seen.get("ok", 0) > 20 and seen.get("invalid_value", 0) > 20
 
 
@@ -157,7 +157,7 @@ PROPERTY_NAMES = ["roughness", "albedo_color", "size", "radius", "bg_color", "fr
 
 @pytest.mark.timeout(600)
 def test_random_requests_get_a_reply_with_a_known_code(fuzz_bridge: Bridge, fuzz_project: Path) -> None:
-    pid = fuzz_bridge._worker_for(str(fuzz_project)).pid
+    pid = fuzz_bridge.prewarm(str(fuzz_project), wait=True)[0].pid
     seen: dict[str, int] = {}
     paths = st.one_of(st.sampled_from(["materials/base.tres", "res://materials/base.tres", "scenes/level.tscn",
                                        "noisy.tres", "fuzz/x.tres", "../x.tres", "/abs.tres", ".godot/x.tres",
@@ -210,7 +210,7 @@ def test_random_requests_get_a_reply_with_a_known_code(fuzz_bridge: Bridge, fuzz
 
     one_request()
     print(f"\nrequest fuzz replies: {dict(sorted(seen.items()))}")
-    assert fuzz_bridge._worker_for(str(fuzz_project)).pid == pid, "the engine was replaced: it died"
+    assert fuzz_bridge.prewarm(str(fuzz_project), wait=True)[0].pid == pid, "the engine was replaced: it died"
     # Which codes 400 draws reach depends on the draw, and hypothesis draws differently for
     # `pytest tests` than for this file alone: five different codes show requests got past validation.
     assert seen.get("ok", 0) > 20 and len(seen) >= 5

@@ -164,7 +164,7 @@ def hostile_bridge(module_bridge: Bridge) -> Bridge:
 def engine_pid(hostile_bridge: Bridge, hostile_project: Path) -> int:
     reply = hostile_bridge.run(read(str(hostile_project), "materials/base.tres"))
     assert reply["result"] == "ok"
-    pid = hostile_bridge._worker_for(str(hostile_project)).pid
+    pid = hostile_bridge.prewarm(str(hostile_project), wait=True)[0].pid
     assert pid is not None
     return pid
 
@@ -181,7 +181,7 @@ def test_hostile_request_gets_its_code_and_harms_nothing(
         message = reply["error"]["message"]
         assert message and len(message) < 2000, message
     assert state(hostile_project.parent) == before
-    assert hostile_bridge._worker_for(str(hostile_project)).pid == engine_pid, "the engine was replaced"
+    assert hostile_bridge.prewarm(str(hostile_project), wait=True)[0].pid == engine_pid, "the engine was replaced"
 
 
 def cli(*args: str, data: bytes) -> tuple[int, list[dict[str, Any]], str]:

@@ -122,7 +122,7 @@ def test_five_tools_offer_their_members_once_with_one_example_each(godot_bin: st
         offered = set(tools[name].input_schema["properties"])
         members = set(model.model_fields) - {"op", "id", "allow_scripts"} - set(VARIANTS.get(name, {}))
         assert offered == members, name
-        assert not model.path_keys or model.path_keys[0] in tools[name].input_schema["required"]
+        assert "resource_path" not in model.spellings or "resource_path" in tools[name].input_schema["required"]
         description = tools[name].description or ""
         assert model.__doc__ and model.__doc__.strip() in description
         assert "Read a resource before modifying it" not in description  # said once, in the instructions

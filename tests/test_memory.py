@@ -26,7 +26,7 @@ def test_2000_requests_with_recycling_every_500_all_succeed_in_bounded_memory(go
     samples: list[int] = []
     with Bridge(godot_bin, max_requests=500, max_rss=LIMIT) as bridge:
         for n in range(2000):
-            worker = bridge._worker_for(str(project))  # the one that serves the next request
+            worker = bridge.prewarm(str(project), wait=True)[0]  # the one that serves the next request
             if not pids or pids[-1] != worker.pid:
                 pids.append(worker.pid)
             reply = bridge.run(soak.request(str(project), n))
@@ -43,11 +43,11 @@ def test_engine_grown_past_its_memory_limit_is_replaced_before_the_next_request(
     base = str(project)
     with Bridge(godot_bin) as probe:
         assert probe.run(soak.request(base, 0))["result"] == "ok"
-        idle = probe._worker_for(base).rss()
+        idle = probe.prewarm(base, wait=True)[0].rss()
     limit = idle + (48 << 20)
     with Bridge(godot_bin, max_rss=limit) as bridge:
         assert bridge.run(soak.request(base, 0))["result"] == "ok"
-        worker = bridge._worker_for(base)
+        worker = bridge.prewarm(base, wait=True)[0]
         first = worker.pid
         # A 30 MB value makes the engine hold several copies of it at once.
         big = bridge.run({"op": "material_create", "project_path": base, "material_type": "StandardMaterial3D",
@@ -56,7 +56,7 @@ def test_engine_grown_past_its_memory_limit_is_replaced_before_the_next_request(
         grown = worker.rss()
         after = bridge.run(soak.request(base, 1))
         assert after["result"] == "ok" and after["properties"]["resource_name"] == "material 0"
-        replaced = bridge._worker_for(base)
+        replaced = bridge.prewarm(base, wait=True)[0]
         replaced_pid, replaced_rss = replaced.pid, replaced.rss()
     print(f"\nidle {idle / 2**20:.0f} MB, after a 30 MB request {grown / 2**20:.0f} MB, limit {limit / 2**20:.0f} MB")
     assert grown > limit

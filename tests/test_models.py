@@ -20,11 +20,12 @@ def refused(raw: Any) -> BridgeError:
 
 def test_variant_spellings_are_accepted_and_remembered() -> None:
     read = parse_request({**BASE, "op": "resource_read", "path": "a.tres", "properties": ["roughness"]})
-    assert isinstance(read, ResourceRead) and read.path_key == "path"
+    assert isinstance(read, ResourceRead) and read.path_key == "path" and read.resource_path == "a.tres"
     made = parse_request({**BASE, "op": "material_create", "material_type": "X", "save_path": "a.tres"})
-    assert isinstance(made, MaterialCreate) and made.path_key == "save_path"
+    assert isinstance(made, MaterialCreate) and made.path_key == "save_path" and made.resource_path == "a.tres"
     shape = parse_request({**BASE, "op": "shape_create", "shape_type": "BoxShape3D", "properties": {"size": [1, 2, 3]}})
-    assert isinstance(shape, ShapeCreate) and shape.params == {"size": [1, 2, 3]}
+    assert isinstance(shape, ShapeCreate) and shape.shape_params == {"size": [1, 2, 3]}
+    assert shape.spelled("shape_params") == "properties" and shape.properties is None
 
 
 def test_both_spellings_at_once_are_refused() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bridge.pool import WINDOW, Pool
+from bridge.pool import WINDOW, Pool, Settings
 from test_faults import fake_godot  # noqa: F401 - the fake engine fixture, shared
 
 
@@ -31,7 +31,7 @@ def serve(pool: Pool, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_crashed_worker_fails_its_request_only_and_the_batch_goes_on(fake_godot: str, project: Path,
                                                                       tmp_path: Path) -> None:
     requests = [request(project, i, "die" if i in (13, 31) else "ok") for i in range(60)]
-    with Pool(fake_godot, jobs=2, window=8, timeout=10, start_timeout=10) as pool:
+    with Pool(Settings(fake_godot, timeout=10, start_timeout=10), jobs=2, window=8) as pool:
         got = serve(pool, requests)
     assert [r["id"] for r in got] == list(range(60))
     crashed = [r["id"] for r in got if r["result"] == "error"]
@@ -46,7 +46,7 @@ def test_crashed_worker_fails_its_request_only_and_the_batch_goes_on(fake_godot:
 def test_hung_worker_times_out_its_request_and_is_replaced(fake_godot: str, project: Path,
                                                            tmp_path: Path) -> None:
     requests = [request(project, i, "hang" if i == 5 else "ok") for i in range(20)]
-    with Pool(fake_godot, jobs=1, window=8, timeout=2, start_timeout=10) as pool:
+    with Pool(Settings(fake_godot, timeout=2, start_timeout=10), jobs=1, window=8) as pool:
         got = serve(pool, requests)
     assert [r["result"] for r in got] == ["error" if i == 5 else "ok" for i in range(20)]
     assert got[5]["error"]["code"] == "timeout"
@@ -56,7 +56,7 @@ def test_hung_worker_times_out_its_request_and_is_replaced(fake_godot: str, proj
 
 def test_slow_requests_do_not_reorder_replies(fake_godot: str, project: Path) -> None:
     requests = [request(project, i, "sleep:0.3" if i % 7 == 0 else "ok") for i in range(30)]
-    with Pool(fake_godot, jobs=3, window=4, timeout=10, start_timeout=10) as pool:
+    with Pool(Settings(fake_godot, timeout=10, start_timeout=10), jobs=3, window=4) as pool:
         got = serve(pool, requests)
     assert [r["id"] for r in got] == list(range(30))
     assert {r["result"] for r in got} == {"ok"}
@@ -65,14 +65,14 @@ def test_slow_requests_do_not_reorder_replies(fake_godot: str, project: Path) ->
 def test_engine_that_cannot_start_answers_every_request(fake_godot: str, project: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_ENGINE_START", "crash")
-    with Pool(fake_godot, jobs=2, timeout=5, start_timeout=5) as pool:
+    with Pool(Settings(fake_godot, timeout=5, start_timeout=5), jobs=2) as pool:
         got = serve(pool, [request(project, i) for i in range(4)])
     assert [r["id"] for r in got] == list(range(4))
     assert {r["error"]["code"] for r in got} == {"engine_crashed"}
 
 
 def test_pool_serves_a_second_stream_with_its_warm_workers(fake_godot: str, project: Path) -> None:
-    with Pool(fake_godot, jobs=2, timeout=5, start_timeout=5) as pool:
+    with Pool(Settings(fake_godot, timeout=5, start_timeout=5), jobs=2) as pool:
         first = serve(pool, [request(project, i) for i in range(6)])
         second = serve(pool, [request(project, i) for i in range(6, 12)])
     assert [r["id"] for r in first + second] == list(range(12))
@@ -84,7 +84,7 @@ def test_killing_a_real_worker_mid_batch_fails_only_what_it_was_serving(godot_bi
                                                                          project: Path) -> None:
     requests = [{"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres",
                  "id": i} for i in range(400)]
-    with Pool(godot_bin, jobs=2, timeout=30) as pool:
+    with Pool(Settings(godot_bin, timeout=30), jobs=2) as pool:
         got = []
         for reply in pool.map(iter(requests)):
             got.append(reply)
@@ -104,7 +104,7 @@ def test_ready_says_so_while_replies_taken_together_are_still_to_come(godot_bin:
     # whatever the machine's load.
     requests = [{"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres",
                  "id": i} for i in range(WINDOW)]
-    with Pool(godot_bin, jobs=1) as pool:
+    with Pool(Settings(godot_bin), jobs=1) as pool:
         said = []
         for reply in pool.map(iter(requests)):
             assert reply["result"] == "ok"

@@ -84,12 +84,12 @@ def test_unicode_paths_and_values(bridge: Bridge, project: Path) -> None:
 
 def test_one_warm_engine_serves_many_requests_and_sees_fresh_files(bridge: Bridge, project: Path) -> None:
     first = read(bridge, project, "materials/base.tres")
-    pid = bridge._worker_for(str(project)).pid
+    pid = bridge.prewarm(str(project), wait=True)[0].pid
     target = project / "materials/base.tres"
     target.write_text(target.read_text().replace("roughness = 0.25", "roughness = 0.75"))
     second = read(bridge, project, "materials/base.tres")
     assert (first["properties"]["roughness"], second["properties"]["roughness"]) == (0.25, 0.75)
-    assert bridge._worker_for(str(project)).pid == pid
+    assert bridge.prewarm(str(project), wait=True)[0].pid == pid
 
 
 def test_the_project_receives_only_the_requested_file(bridge: Bridge, project: Path) -> None:

@@ -1,0 +1,369 @@
+"""One request's way through the bridge, as pure functions: `prepare()` on the way in, `finish()` on
+the way out. `Bridge`, the batch pool and the MCP server all go through them, so each request is
+decoded, checked, parsed, confined and encoded exactly once.
+
+    text or dict ──prepare──▶ Job (engine message, real paths and their roles, names for the reply)
+                     └──────▶ error reply (nothing reaches an engine)
+    Job + engine answer ──finish──▶ reply
+
+The engine calls the main file of every operation `path` and a shape's params `properties`; a Job
+keeps the names the request used, so replies and errors speak the request's language.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from . import paths
+from .errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
+
+if TYPE_CHECKING:
+    from .models import AnyRequest
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted inside one request member."""
+_EXACT_INT = 2**53
+_MESSAGE_MAX = 1000
+_F32 = struct.Struct("<f")
+_ROOTS_CACHED = 64
+
+Reply = dict[str, Any]
+"""A reply as it goes out: `result` "ok" with the operation's data, or "error" with `error`."""
+Item = Union[str, dict[str, Any]]
+"""One request as a caller hands it over: its JSON text, or the decoded object."""
+
+READ, WRITE = 0, 1
+"""A file's role in a request: only read, or written (created, replaced or edited)."""
+
+FILE_MEMBERS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
+    "resource_read": {"resource_path": (paths.READABLE_SUFFIXES, READ)},
+    "material_create": {"resource_path": (paths.RESOURCE_SUFFIXES, WRITE),
+                        "shader_path": (paths.SHADER_SUFFIXES, READ)},
+    "shape_create": {"save_path": (paths.RESOURCE_SUFFIXES, WRITE), "scene_path": (paths.SCENE_SUFFIXES, WRITE)},
+    "style_box_create": {"resource_path": (paths.RESOURCE_SUFFIXES, WRITE)},
+    "resource_duplicate": {"source_path": (paths.READABLE_SUFFIXES, READ),
+                           "dest_path": (paths.RESOURCE_SUFFIXES, WRITE)},
+    "resource_update": {"resource_path": (paths.UPDATABLE_SUFFIXES, WRITE)},
+    "resource_create": {"resource_path": (paths.RESOURCE_SUFFIXES, WRITE)},
+}
+"""Each operation's members that name files: the suffixes they may have, and what it does to them.
+The one table of file roles: confinement, ordering in the pool and locks all read it."""
+
+ENGINE_NAMES = {"resource_path": "path", "shape_params": "properties"}
+"""Members the engine knows by another name (one name for every operation's main file)."""
+
+ECHOED_PATHS = ("resource_path", "path", "save_path", "source_path", "dest_path", "scene_path", "node_path",
+                "shader_path")
+"""Every request member naming a file or node, in the order an error reply lists them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A request ready for an engine."""
+
+    request: AnyRequest
+    root: Path
+    """The project's real path."""
+    message: dict[str, Any]
+    """What the engine gets: the request's members with paths as res:// paths, under engine names."""
+    files: tuple[tuple[str, int], ...]
+    """Each file the request names, as (real path, READ or WRITE): one file named two ways (a
+    link) is one file for ordering and locks."""
+
+    @property
+    def allows_scripts(self) -> bool:
+        """Whether it may run project code, and so is served by an engine of its own."""
+        return self.request.allow_scripts
+
+    @property
+    def rewrites(self) -> bool:
+        """Whether the engine reads, changes and writes back a file (a scene edit, an update in
+        place): such a request holds its files' locks while it is in flight (bridge/locks.py)."""
+        return self.request.op == "resource_update" or getattr(self.request, "scene_path", None) is not None
+
+    @property
+    def written(self) -> list[str]:
+        """The real paths of the files it writes."""
+        return [real for real, role in self.files if role == WRITE]
+
+
+class Roots:
+    """Project folders resolved once per batch: a request's project_path to its real path."""
+
+    def __init__(self, relative_to: str | None) -> None:
+        self.relative_to = relative_to
+        self._known: dict[str, Path | BridgeError] = {}
+
+    def resolve(self, project_path: str) -> Path:
+        known = self._known.get(project_path)
+        if known is None:
+            if len(self._known) >= _ROOTS_CACHED:
+                self._known.clear()
+            try:
+                known = paths.project_root(project_path, self.relative_to)
+            except BridgeError as exc:
+                known = exc
+            self._known[project_path] = known
+        if isinstance(known, BridgeError):
+            raise known
+        return known
+
+
+def prepare(item: Item, roots: Roots) -> Job | Reply:
+    """Turn one request (its text, or the decoded object) into a Job, or into its error reply."""
+    raw: Any = None
+    try:
+        raw = decode(item) if isinstance(item, str) else item
+        if not isinstance(raw, dict):
+            raise InvalidRequest(f"a request is a JSON object, not {type(raw).__name__}")
+        check_input(raw)
+        # Imported on first use: pydantic costs ~0.1 s, which `run` spends while its engine starts.
+        from .models import parse_request
+
+        request = parse_request(raw)
+    except BridgeError as exc:
+        return refuse(raw, exc)
+    try:
+        root = roots.resolve(request.project_path)
+        message, files = _engine_message(request, root)
+    except BridgeError as exc:
+        return refuse(request, exc)
+    return Job(request, root, message, files)
+
+
+def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tuple[tuple[str, int], ...]]:
+    members = FILE_MEMBERS[request.op]
+    # Member by member: dumping the model would copy every property value.
+    message: dict[str, Any] = {}
+    for key in type(request).model_fields:
+        value = getattr(request, key)
+        if value is None or key in ("id", "project_path") or key in members:
+            continue
+        message[ENGINE_NAMES.get(key, key)] = value
+    message["op"] = request.op
+    files: list[tuple[str, int]] = []
+    for key, (suffixes, role) in members.items():
+        value = getattr(request, key)
+        if value is None:
+            continue
+        field = request.spelled(key)
+        message[ENGINE_NAMES.get(key, key)], real = paths.resolve(root, value, field=field, suffixes=suffixes)
+        if any(real == known for known, _ in files):
+            raise InvalidPath(f"{field} must differ from {_names(request, members)[0]} (it names the same file)",
+                              field=field)
+        files.append((real, role))
+    return message, tuple(files)
+
+
+def _names(request: AnyRequest, members: dict[str, Any]) -> list[str]:
+    return [request.spelled(key) for key in members if getattr(request, key) is not None]
+
+
+def finish(job: Job, answer: dict[str, Any]) -> Reply:
+    """Return the reply to a Job from the engine's answer."""
+    if not answer.get("ok"):
+        return refuse(job.request, _as_requested(job.request, from_wire(answer.get("error") or {})))
+    return _ok(job.request, answer.get("reply") or {})
+
+
+def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
+    """Name members as the request spelled them."""
+    for member, engine_name in ENGINE_NAMES.items():
+        if error.field == engine_name and member in request.spellings:
+            key = request.spelled(member)
+            error.field = key
+            if error.message.startswith((f"{engine_name}: ", f"{engine_name}.")):
+                error.message = key + error.message.removeprefix(engine_name)
+    return error
+
+
+def refuse(source: Any, error: BridgeError) -> Reply:
+    """Return the error reply to a request (a parsed model, or whatever was received)."""
+    wire = error.to_wire()
+    message = wire["message"]
+    if len(message) > _MESSAGE_MAX:
+        # A message quotes the offending value, which may be megabytes long: keep both ends.
+        wire["message"] = f"{message[: _MESSAGE_MAX - 300]} [...] {message[-250:]}"
+    return {**_echo(source, every_path=True), "result": "error", "error": wire}
+
+
+def _echo(source: Any, every_path: bool = False) -> dict[str, Any]:
+    """The members a reply repeats from its request: op, id, and the main path as written (with
+    `every_path`, each path member the request had, as an error reply gives them)."""
+    echo: dict[str, Any] = {}
+    if isinstance(source, dict):
+        op = source.get("op")
+        echo["op"] = op if isinstance(op, str) else None
+        fields = source
+    elif hasattr(source, "spellings"):
+        # A request model (bridge/models.py, imported only once a request is parsed).
+        echo["op"] = source.op
+        fields = {key: getattr(source, key) for key in ("id", *ECHOED_PATHS) if key in type(source).model_fields}
+        main = source.main_file
+        if main is not None:
+            fields[source.spelled(main)] = fields.pop(main)
+    else:
+        return {"op": None}
+    ident = fields.get("id")
+    if isinstance(ident, (str, int)) and not isinstance(ident, bool):
+        echo["id"] = ident
+    for key in ECHOED_PATHS if every_path else ("resource_path", "path", "save_path"):
+        value = fields.get(key)
+        if isinstance(value, str):
+            echo[key] = value
+            if not every_path:
+                break
+    return echo
+
+
+def _ok(request: AnyRequest, data: dict[str, Any]) -> Reply:
+    reply = _echo(request)
+    if request.op == "shape_create":
+        reply["shape_type"] = request.shape_type
+        for key in ("save_path", "scene_path", "node_path"):
+            value = getattr(request, key)
+            if value is not None:
+                reply[key] = value
+    elif request.op == "resource_duplicate":
+        reply["source_path"] = request.source_path
+        reply["dest_path"] = request.dest_path
+    if "properties" in data:
+        data = {**data, "properties": tidy_floats(data["properties"])}
+    reply.update(data)
+    reply["result"] = "ok"
+    return reply
+
+
+# ----- decoding and the checks pydantic does not make ------------------------------------------
+
+
+class HugeInteger(str):
+    """An integer literal too long for Python to convert (over 4,300 digits): check_input refuses it."""
+
+
+def _integer(literal: str) -> int | HugeInteger:
+    try:
+        return int(literal)
+    except ValueError:
+        return HugeInteger(literal)
+
+
+def decode(text: str) -> Any:
+    """Return the JSON value of one request's text, or raise InvalidJson."""
+    if text.startswith("\0"):
+        raise InvalidJson("the request is not UTF-8; send one JSON object")
+    if not text.strip():
+        raise InvalidJson("the request is empty; send one JSON object")
+    try:
+        raw = json.loads(text, parse_int=_integer)
+    except json.JSONDecodeError as exc:
+        raise InvalidJson(f"the request is not valid JSON ({exc.msg} at column {exc.colno}); "
+                          "send one JSON object") from None
+    except (ValueError, RecursionError):
+        raise InvalidJson("the request is not valid JSON; send one JSON object") from None
+    if not isinstance(raw, dict):
+        raise InvalidJson(f"the request is a JSON {type(raw).__name__}, not an object")
+    return raw
+
+
+VALUE_MEMBERS = frozenset({"properties", "shape_params", "property_overrides"})
+"""Members whose contents are property values (resource_read's `properties` is a list of names)."""
+
+
+def check_input(raw: dict[str, Any]) -> None:
+    """Refuse what cannot cross the pipe intact: deep nesting, inexact numbers, broken text.
+
+    Every member is walked without recursion, so no nesting depth can exhaust Python's stack,
+    and the engine's parser and value codec never see more than MAX_DEPTH levels. A number or a
+    string that no property can hold is invalid_value inside property values, invalid_request in
+    any other member.
+    """
+    for key, value in raw.items():
+        field = str(key)
+        values = field in VALUE_MEMBERS and not (field == "properties" and raw.get("op") == "resource_read")
+        stack: list[tuple[Any, int]] = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, dict):
+                _check_scalars(field, list(item.keys()), values)
+                children: Any = item.values()
+            elif isinstance(item, (list, tuple)):
+                children = item
+            else:
+                _check_scalars(field, [item], values)
+                continue
+            if depth > MAX_DEPTH:
+                raise InvalidRequest(f"{field} nests arrays or objects deeper than {MAX_DEPTH} levels", field=field)
+            nested = _check_scalars(field, children, values)
+            stack.extend((child, depth + 1) for child in nested)
+
+
+def _check_scalars(field: str, items: Any, values: bool) -> list[Any]:
+    """Check the scalars among `items` (inside property values when `values`); return the containers."""
+    nested: list[Any] = []
+    error = InvalidValue if values else InvalidRequest
+    for item in items:
+        if isinstance(item, (dict, list, tuple)):
+            nested.append(item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                hint = '; write non-finite floats as the strings "inf", "-inf" or "nan"' if values else ""
+                raise error(f"{field} holds the number {item}{hint}", field=field)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > _EXACT_INT:
+            raise error(
+                f"{field} holds the integer {item}, beyond the ±2^53 that JSON numbers carry exactly",
+                field=field,
+            )
+        elif isinstance(item, HugeInteger):
+            raise error(f"{field} holds an integer of {len(item.lstrip('-'))} digits, beyond the ±2^53 that JSON "
+                        "numbers carry exactly", field=field)
+        elif isinstance(item, str):
+            if values and "\0" in item:
+                # The engine would store U+FFFD in its place and report the value as set. (Paths
+                # with a NUL get their own codes, from bridge/paths.py.)
+                raise InvalidValue(f"{field} holds text with a NUL character, which a Godot string cannot hold",
+                                   field=field)
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InvalidRequest(
+                        f"{field} holds text that is not valid Unicode (an unpaired surrogate)", field=field
+                    ) from None
+    return nested
+
+
+def tidy_floats(value: Any) -> Any:
+    """Print each float as the shortest decimal naming the same 32-bit float, when it is one.
+
+    Resources store 32-bit floats, so the engine reports 0.3 as 0.300000011920929; 0.3 sets the
+    same stored value, so a read → create → read round trip still gives identical JSON.
+    """
+    if isinstance(value, float):
+        return _shortest_float32(value)
+    if isinstance(value, list):
+        return [tidy_floats(item) for item in value]
+    if isinstance(value, dict):
+        return {key: tidy_floats(item) for key, item in value.items()}
+    return value
+
+
+def _shortest_float32(number: float) -> float:
+    try:
+        (single,) = _F32.unpack(_F32.pack(number))
+    except OverflowError:
+        return number
+    # The engine prints floats at full precision, so a value it stores as a 32-bit float comes
+    # exactly; anything else (a double, such as a script's exported float) is left untouched.
+    if not math.isfinite(single) or single != number:
+        return number
+    for digits in range(6, 10):
+        short = float(f"{single:.{digits}g}")
+        if _F32.unpack(_F32.pack(short))[0] == single:
+            return short
+    return number

@@ -1,0 +1,43 @@
+"""One error vocabulary: the codes the engine side declares are the ones the bridge knows it sends,
+each code names one class, and a code the bridge does not know passes through unchanged."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge import errors, locks
+from bridge.engine import gdscript_dir
+
+
+def test_the_engine_side_declares_exactly_the_engine_codes() -> None:
+    declared = re.findall(r'^const \w+: String = "(\w+)"$', (gdscript_dir() / "job.gd").read_text(), re.MULTILINE)
+    assert len(declared) == len(set(declared))
+    assert set(declared) == errors.ENGINE_CODES
+
+
+def test_each_code_names_one_class_and_every_engine_code_has_one() -> None:
+    def every(cls: type[errors.BridgeError]) -> list[type[errors.BridgeError]]:
+        return [sub for direct in cls.__subclasses__() for sub in (direct, *every(direct))]
+
+    codes = [cls.code for cls in every(errors.BridgeError) if "code" in cls.__dict__]
+    assert len(codes) == len(set(codes))
+    assert errors.ENGINE_CODES <= set(codes)
+
+
+def test_an_unknown_code_is_kept_as_it_came() -> None:
+    error = errors.from_wire({"code": "quota_exceeded", "message": "too many", "field": "properties"})
+    assert error.to_wire() == {"code": "quota_exceeded", "message": "too many", "field": "properties"}
+    assert type(errors.from_wire({"code": "not_found", "message": "x"})) is errors.NotFound
+
+
+def test_a_lock_folder_that_cannot_be_made_is_a_save_failed_error(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the lock folder should be")
+    monkeypatch.setattr(locks, "lock_dir", lambda: blocker / "locks")
+    with pytest.raises(errors.SaveFailed, match="could not be taken"):
+        locks.hold([tmp_path / "scene.tscn"], time.monotonic() + 1)
