@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from . import engine as engines
 from .api import Bridge
 from .errors import BridgeError, InvalidRequest
-from .models import REQUEST_MODELS, request_schema
+from .models import REQUEST_MODELS, OkReply, request_schema
 from .request import refuse
 
 log = logging.getLogger("bridge")
@@ -68,18 +68,19 @@ HIDDEN = ("id", "op")
 the variant spellings of a member (still accepted), and `allow_scripts` only on a server started
 with --allow-scripts."""
 
-_REPLY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"op": {"type": "string"}, "result": {"const": "ok"}, "type": {"type": "string"},
-                   "script": {"type": ["string", "null"]}, "properties": {"type": "object"},
-                   "shape_type": {"type": "string"}},
-    "required": ["op", "result"],
-}
+def _reply_schema() -> dict[str, Any]:
+    """The output schema of every tool: a success reply (bridge/models.py OkReply), as an agent reads it."""
+    schema = OkReply.model_json_schema()
+    schema.pop("title", None)
+    schema["properties"] = {name: {key: value for key, value in member.items() if key != "title"}
+                            for name, member in schema["properties"].items()}
+    return schema
 
 
 def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[types.Tool]:
     """Return one tool per operation; with a default `project`, project_path becomes optional."""
     schema = request_schema()
+    reply_schema = _reply_schema()
     tools = []
     for op, ref in schema["discriminator"]["mapping"].items():
         model_schema = copy.deepcopy(schema["$defs"][ref.rsplit("/", 1)[-1]])
@@ -105,7 +106,7 @@ def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[t
                 title=TITLES[op],
                 description=f"{model_schema.pop('description')}\n\nExample arguments (with project_path): {example}",
                 input_schema=model_schema,
-                output_schema=_REPLY_SCHEMA,
+                output_schema=reply_schema,
                 annotations=types.ToolAnnotations(
                     title=TITLES[op],
                     read_only_hint=op == "resource_read",

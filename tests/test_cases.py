@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bridge import Bridge
+from bridge.models import REPLY_ADAPTER
 
 from conftest import snapshot
 
@@ -56,5 +57,6 @@ def test_case(case: Path, project: Path, bridge: Bridge) -> None:
         before = snapshot(project)
         reply = bridge.run(request)
         assert _matches(expected, reply) == expected, f"step {number} of {case.name}"
+        REPLY_ADAPTER.validate_python(reply)
         if expected.get("result") == "error":
             assert snapshot(project) == before, f"step {number} of {case.name} changed files"
