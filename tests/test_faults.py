@@ -7,11 +7,10 @@ call hangs, nothing is re-run, and the next request is served by a fresh engine 
 from __future__ import annotations
 
 import json
-import stat
-import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psutil
 import pytest
@@ -20,21 +19,6 @@ from bridge import Bridge
 from bridge.errors import EngineCrashed, Timeout
 from bridge.worker import Worker
 from conftest import run_cli
-
-FAKE = Path(__file__).parent / "fake_engine.py"
-
-
-@pytest.fixture
-def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """An executable that the bridge takes for Godot: the fake engine."""
-    wrapper = tmp_path / "bin" / "godot"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
-    monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
-    return str(wrapper)
 
 
 @pytest.fixture
