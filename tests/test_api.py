@@ -29,7 +29,7 @@ def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) 
     assert bridge.resource_read(root, "api/c.tres")["properties"] == {"radius": 4.0}
 
 
-@pytest.mark.parametrize("call,error", [
+@pytest.mark.parametrize(("call", "error"), [
     (lambda b, p: b.resource_read(p, "missing.tres"), NotFound),
     (lambda b, p: b.material_create(p, "Node3D", "x.tres"), InvalidType),
     (lambda b, p: b.resource_read(p, "../x.tres"), PathOutsideProject),
@@ -86,7 +86,7 @@ VARIANT_SPELLINGS = {"resource_read": {"path"}, "material_create": {"save_path"}
                      "resource_create": {"save_path"}}
 
 
-@pytest.mark.parametrize("op", sorted(VARIANT_SPELLINGS) + ["resource_duplicate"])
+@pytest.mark.parametrize("op", [*sorted(VARIANT_SPELLINGS), "resource_duplicate"])
 def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
     from bridge import models
 

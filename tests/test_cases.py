@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from bridge import Bridge
-
 from conftest import snapshot
 
 pytestmark = pytest.mark.godot

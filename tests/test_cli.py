@@ -48,7 +48,7 @@ def test_error_reply_exits_1(godot_bin: str, project: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("text,code", [
+@pytest.mark.parametrize(("text", "code"), [
     ("{not json", "invalid_json"),
     ('{"op": "resource_read"', "invalid_json"),
     ("[1, 2]", "invalid_json"),
@@ -79,7 +79,7 @@ def test_invalid_utf8_on_stdin(godot_bin: str) -> None:
     assert codes == ["invalid_request", "invalid_json"]
 
 
-@pytest.mark.parametrize("args,needle", [
+@pytest.mark.parametrize(("args", "needle"), [
     (["--frobnicate", "run"], "unrecognized arguments"),
     (["run", "@/nonexistent/request.json"], "cannot read"),
     (["batch", "/nonexistent/batch.jsonl"], "cannot read"),

@@ -2,7 +2,8 @@
 
 The cases run through one Bridge and one engine process; every case checks that the engine that
 served it is still the one that served the first (nothing crashed it) and that nothing was
-written, in the project or in the folder its symlinks lead to. The CLI cases feed raw bytes and check that no traceback ever reaches the user.
+written, in the project or in the folder its symlinks lead to. The CLI cases feed raw bytes and check
+that no traceback ever reaches the user.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -190,17 +192,17 @@ def cli(*args: str, data: bytes) -> tuple[int, list[dict[str, Any]], str]:
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
 
-@pytest.mark.parametrize("name, data, code", [
+@pytest.mark.parametrize(("name", "data", "code"), [
     ("truncated JSON", b'{"op": "resource_read", "project_pa', "invalid_json"),
     ("empty input", b"", "invalid_json"),
     ("invalid UTF-8", b'{"op": "resource_read", "project_path": "/\xff\xfe"}', "invalid_json"),
     ("JSON array", b"[1, 2]", "invalid_json"),
     ("bare string", b'"resource_read"', "invalid_json"),
     ("100k nested arrays", b"[" * 100_000 + b"]" * 100_000, "invalid_json"),
-    ("NaN literal", b'{"op": "material_create", "project_path": "/p", "material_type": "X", '
-                    b'"resource_path": "a.tres", "properties": {"roughness": NaN}}', "invalid_value"),
-    ("1e400 literal", b'{"op": "material_create", "project_path": "/p", "material_type": "X", '
-                      b'"resource_path": "a.tres", "properties": {"roughness": 1e400}}', "invalid_value"),
+    ("NaN literal", (b'{"op": "material_create", "project_path": "/p", "material_type": "X", '
+                     b'"resource_path": "a.tres", "properties": {"roughness": NaN}}'), "invalid_value"),
+    ("1e400 literal", (b'{"op": "material_create", "project_path": "/p", "material_type": "X", '
+                       b'"resource_path": "a.tres", "properties": {"roughness": 1e400}}'), "invalid_value"),
 ])
 def test_cli_refuses_malformed_input_with_a_code(godot_bin: str, name: str, data: bytes, code: str) -> None:
     status, replies, _ = cli("--godot", godot_bin, "run", data=data)

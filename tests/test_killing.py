@@ -189,4 +189,4 @@ def test_a_killed_save_and_attach_leaves_both_files_as_they_were(godot_bin: str,
                 assert temps(project) == []
         final = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "shapes/wall.tres"})
     assert final["result"] == "ok"
-    assert f'path="res://shapes/wall.tres"' in scene.read_text()
+    assert 'path="res://shapes/wall.tres"' in scene.read_text()

@@ -11,7 +11,8 @@ from bridge import Bridge
 
 pytestmark = pytest.mark.godot
 
-_SPEC = importlib.util.spec_from_file_location("memory_soak", Path(__file__).parent.parent / "scripts" / "memory_soak.py")
+_SPEC = importlib.util.spec_from_file_location("memory_soak",
+                                               Path(__file__).parent.parent / "scripts" / "memory_soak.py")
 assert _SPEC is not None and _SPEC.loader is not None
 soak = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(soak)

@@ -45,7 +45,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("path,code", REFUSED, ids=[repr(p[:40]) for p, _ in REFUSED])
+@pytest.mark.parametrize(("path", "code"), REFUSED, ids=[repr(p[:40]) for p, _ in REFUSED])
 def test_refused_save_paths_change_nothing(bridge: Bridge, project: Path, path: str, code: str) -> None:
     before = snapshot(project)
     reply = create(bridge, project, path)
@@ -79,10 +79,10 @@ def test_symlink_inside_the_project_is_followed(bridge: Bridge, project: Path) -
     assert reply["result"] == "ok", reply
 
 
-@pytest.mark.parametrize("make,why", [
+@pytest.mark.parametrize(("make", "why"), [
     (lambda tmp: "relative/project", "absolute"),
     (lambda tmp: str(tmp / "missing"), "not a directory"),
-    (lambda tmp: str(tmp), "no project.godot"),
+    (str, "no project.godot"),
 ])
 def test_bad_project_path(bridge: Bridge, tmp_path: Path, make: object, why: str) -> None:
     project_path = make(tmp_path)  # type: ignore[operator]
