@@ -105,7 +105,7 @@ def test_code_an_allowed_request_loaded_does_not_run_on_through_later_requests(t
 def test_in_a_batch_too_an_allowed_request_has_an_engine_of_its_own(tmp_path: Path, godot_bin: str) -> None:
     project = hooked_project(tmp_path)
     marker = project / f"{corpus.MARK}hook.txt"
-    plain = {"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"}
+    plain: dict[str, Any] = {"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"}
     allowed = {**plain, "resource_path": "hooked.tres", "allow_scripts": True}
     with Pool(godot_bin, jobs=1) as pool:
         replies = pool.map(iter([plain, allowed, plain, plain]))

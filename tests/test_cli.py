@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from conftest import run_cli
 pytestmark = pytest.mark.godot
 
 
-def replies(stdout: str) -> list[dict[str, object]]:
+def replies(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 

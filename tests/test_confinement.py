@@ -86,10 +86,10 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_gets_no_file(tmp_path: 
     (project / "big.tres").write_text(
         '[gd_resource type="Resource" format=3]\n\n[resource]\nmetadata/big = PackedFloat32Array('
         + ", ".join(["0.5"] * 2_000_000) + ")\n")
-    slow = {"op": "resource_read", "project_path": str(project), "resource_path": "big.tres",
-            "properties": ["resource_name"]}
-    write = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-             "resource_path": "d/x.tres", "id": "write"}
+    slow: dict[str, Any] = {"op": "resource_read", "project_path": str(project), "resource_path": "big.tres",
+                            "properties": ["resource_name"]}
+    write: dict[str, Any] = {"op": "material_create", "project_path": str(project),
+                             "material_type": "StandardMaterial3D", "resource_path": "d/x.tres", "id": "write"}
     with Pool(godot_bin, jobs=1) as pool:
         replies = pool.map(iter([slow, slow, slow, slow, write]))
         first = next(replies)

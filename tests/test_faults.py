@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -176,17 +176,20 @@ def test_requests_sent_ahead_are_answered_in_order(fake_godot: str) -> None:
 def test_engine_death_fails_every_pending_request_and_runs_every_release(fake_godot: str) -> None:
     worker = fake_worker(fake_godot)
     released: list[tuple[str, bool]] = []
+
+    def noting(kind: str) -> Callable[[bool], None]:
+        return lambda answered: released.append((kind, answered))
+
     try:
         # The first answer comes late, so all three are sent before the engine dies on the second.
         for kind in ["sleep:0.3", "die", "ok"]:
-            worker.send({"material_type": kind},
-                        release=lambda answered, kind=kind: released.append((kind, answered)))
+            worker.send({"material_type": kind}, release=noting(kind))
         assert worker.receive(time.monotonic() + 5)["ok"] is True
         for _ in range(2):
             with pytest.raises(EngineCrashed):
                 worker.receive(time.monotonic() + 5)
         with pytest.raises(EngineCrashed):
-            worker.send({"material_type": "ok"}, release=lambda answered: released.append(("late", answered)))
+            worker.send({"material_type": "ok"}, release=noting("late"))
     finally:
         worker.close()
     assert released == [("sleep:0.3", True), ("die", False), ("ok", False), ("late", False)]
@@ -215,7 +218,7 @@ def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> N
     message = {"op": "shape_create", "save_path": "res://shapes/s.tres", "scene_path": "res://scenes/level.tscn"}
     original = scene.read_bytes()
     for answered in (False, True):
-        release = hold_writes(_DeadWorker(), project, message, time.monotonic() + 5)  # type: ignore[arg-type]
+        release = hold_writes(_DeadWorker(), project, message, time.monotonic() + 5)  # type: ignore[arg-type]  # only .pid is read
         shape.parent.mkdir(exist_ok=True)
         shape.write_text("the engine saved this")
         scene.write_bytes(original + b"\n; and edited this\n")

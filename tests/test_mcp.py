@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import anyio
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema  # type: ignore[import-untyped]  # ships no types; its stubs are no dependency here
 import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types

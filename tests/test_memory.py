@@ -23,7 +23,7 @@ LIMIT = 256 << 20
 @pytest.mark.timeout(180)
 def test_2000_requests_with_recycling_every_500_all_succeed_in_bounded_memory(godot_bin: str,
                                                                               project: Path) -> None:
-    pids: list[int] = []
+    pids: list[int | None] = []
     samples: list[int] = []
     with Bridge(godot_bin, max_requests=500, max_rss=LIMIT) as bridge:
         for n in range(2000):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,7 @@ from conftest import snapshot
 pytestmark = pytest.mark.godot
 
 
-def create(bridge: Bridge, project: Path | str, path: str, **extra: object) -> dict[str, object]:
+def create(bridge: Bridge, project: Path | str, path: str, **extra: object) -> dict[str, Any]:
     return bridge.run({"op": "material_create", "project_path": str(project),
                        "material_type": "StandardMaterial3D", "resource_path": path, **extra})
 
@@ -84,8 +86,8 @@ def test_symlink_inside_the_project_is_followed(bridge: Bridge, project: Path) -
     (lambda tmp: str(tmp / "missing"), "not a directory"),
     (str, "no project.godot"),
 ])
-def test_bad_project_path(bridge: Bridge, tmp_path: Path, make: object, why: str) -> None:
-    project_path = make(tmp_path)  # type: ignore[operator]
+def test_bad_project_path(bridge: Bridge, tmp_path: Path, make: Callable[[Path], str], why: str) -> None:
+    project_path = make(tmp_path)
     reply = create(bridge, project_path, "a.tres")
     assert reply["error"]["code"] == "project_not_found"
     assert why in reply["error"]["message"]

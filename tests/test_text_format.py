@@ -13,6 +13,7 @@ import json
 import random
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def byte_edits(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
-def run_check(godot_bin: str, files: dict[str, bytes], folder: Path) -> list[dict[str, object]]:
+def run_check(godot_bin: str, files: dict[str, bytes], folder: Path) -> list[dict[str, Any]]:
     paths = []
     for number, data in enumerate(files.values()):
         path = folder / f"{number:04d}.tres"
