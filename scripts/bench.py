@@ -24,6 +24,7 @@ stage 3, as a table, or as JSON with --json. It measures; it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -161,7 +162,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=5000, help="batch size of stages 3-5 (default 5000)")
     parser.add_argument("--sample", type=int, default=30, help="requests of stages 1-2 (default 30)")
-    parser.add_argument("--dir", help="a new or empty folder for the project and its files (default: a new temporary folder)")
+    parser.add_argument("--dir",
+                        help="a new or empty folder for the project and its files (default: a new temporary folder)")
     parser.add_argument("--godot", help="Godot binary (default: GODOT_BIN, then godot on PATH)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
@@ -196,7 +198,8 @@ class Bench:
         common = {"project_path": str(self.project), "id": i}
         kind = OPS[i % len(OPS)]
         if kind == "material_create":
-            return {**common, "op": kind, "material_type": "StandardMaterial3D", "resource_path": f"{folder}/mat{i}.tres",
+            return {**common, "op": kind, "material_type": "StandardMaterial3D",
+                    "resource_path": f"{folder}/mat{i}.tres",
                     "properties": {"albedo_color": "#cc3311", "roughness": 0.4, "metallic": 0.7,
                                    "emission_enabled": True, "emission": "#221100"}}
         if kind == "shape_create":
@@ -235,7 +238,8 @@ class Bench:
             },
             "seconds_per_request": {"baseline": baseline["mean"], "run": run["mean"],
                                     "run_minus_baseline": run["mean"] - baseline["mean"]},
-            "engine_peak_rss_mb": {"batch_jobs_1": jobs1["peak_rss"] / 2**20, "batch_jobs_2": jobs2["peak_rss"] / 2**20},
+            "engine_peak_rss_mb": {"batch_jobs_1": jobs1["peak_rss"] / 2**20,
+                                   "batch_jobs_2": jobs2["peak_rss"] / 2**20},
             "errors": {"run": run["errors"], "batch_jobs_1": jobs1["errors"], "batch_jobs_2": jobs2["errors"],
                        "engine_loop": limit["errors"], "two_engine_loops": two_loops["errors"]},
             "engine_loop_inner_seconds": limit["inner"],
@@ -340,10 +344,8 @@ class PeakRss:
             except psutil.Error:
                 return
             for child in children:
-                try:
+                with contextlib.suppress(psutil.Error):  # a child that exited between listing and reading
                     self.value = max(self.value, child.memory_info().rss)
-                except psutil.Error:
-                    pass
 
     def stop(self) -> None:
         self._done.set()
@@ -390,14 +392,14 @@ def table(r: dict[str, Any]) -> str:
         "",
         f"- 3/1 = {ratio['batch_jobs_1/baseline']:,.0f}x (target >= 300x)",
         f"- 3/5 = {ratio['batch_jobs_1/engine_loop']:.2f} (target >= 0.67)",
-        f"- 4/3 = {ratio['batch_jobs_2/batch_jobs_1']:.2f} (target >= 1.6 on 2 cores); two plain loops reach "
-        f"{ratio['two_engine_loops/engine_loop']:.2f}x one on this machine",
-        f"- `run` {per['run']:.3f} s per request vs baseline {per['baseline']:.3f} s: "
-        f"{per['run_minus_baseline']:+.3f} s (target <= +0.15 s)",
+        (f"- 4/3 = {ratio['batch_jobs_2/batch_jobs_1']:.2f} (target >= 1.6 on 2 cores); two plain loops reach "
+         f"{ratio['two_engine_loops/engine_loop']:.2f}x one on this machine"),
+        (f"- `run` {per['run']:.3f} s per request vs baseline {per['baseline']:.3f} s: "
+         f"{per['run_minus_baseline']:+.3f} s (target <= +0.15 s)"),
         f"- engine worker peak RSS during stage 3: {r['engine_peak_rss_mb']['batch_jobs_1']:.0f} MB (target < 150 MB)",
         f"- error replies: {r['errors']}",
-        f"- machine: {m['cores']} cores, {m['cpu']}, {m['ram_gb']} GB RAM, Python {m['python']}, "
-        f"load average before the run {m['load_average_before']}",
+        (f"- machine: {m['cores']} cores, {m['cpu']}, {m['ram_gb']} GB RAM, Python {m['python']}, "
+         f"load average before the run {m['load_average_before']}"),
         f"- generated files: {r['folder']} (left in place; remove it when done)",
     ]
     return "\n".join(lines)

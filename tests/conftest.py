@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import psutil
 import pytest
@@ -19,6 +20,7 @@ from bridge.errors import EngineNotFound
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
+FAKE = Path(__file__).parent / "fake_engine.py"
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +52,19 @@ def project(tmp_path: Path) -> Path:
 def bridge(godot_bin: str) -> Iterator[Bridge]:
     with Bridge(godot_bin, timeout=60) as b:
         yield b
+
+
+@pytest.fixture
+def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An executable that the bridge takes for Godot: the fake engine."""
+    wrapper = tmp_path / "bin" / "godot"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
+    monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
+    return str(wrapper)
 
 
 @pytest.fixture(scope="module")

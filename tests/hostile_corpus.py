@@ -82,10 +82,12 @@ def _text_cases() -> list[Case]:
 
     add("canonical", embedded("canonical"))
     add("attributes_reordered", embedded("attributes_reordered", sub='[sub_resource id="S" type="GDScript"]'))
-    add("no_spaces", embedded("no_spaces", sub='[sub_resource id="S"type="GDScript"]', assign='script=SubResource("S")'))
+    add("no_spaces", embedded("no_spaces", sub='[sub_resource id="S"type="GDScript"]',
+                              assign='script=SubResource("S")'))
     add("crlf", embedded("crlf", newline="\r\n"))
     add("tabs_and_control_bytes", embedded(
-        "tabs_and_control_bytes", sub='[sub_resource\ttype="GDScript"\x0bid="S"]', assign='script\x0c=\x01SubResource ( "S" )'))
+        "tabs_and_control_bytes", sub='[sub_resource\ttype="GDScript"\x0bid="S"]',
+        assign='script\x0c=\x01SubResource ( "S" )'))
     add("comment_inside_name", embedded("comment_inside_name", assign='scr ; a comment\nipt = SubResource("S")'))
     add("space_inside_name", embedded("space_inside_name", assign='scr ipt = SubResource("S")'))
     add("quoted_name", embedded("quoted_name", assign='"script" = SubResource("S")'))
@@ -110,14 +112,15 @@ def _text_cases() -> list[Case]:
         f"script/source = {quoted(gd_source('nested_sub_resource'))}\n\n"
         '[sub_resource type="Resource" id="inner"]\nscript = SubResource("S")\n\n'
         '[resource]\nmetadata/held = SubResource("inner")\n').encode())
-    for name, value in [("in_array", '[1, [SubResource("S")]]'), ("in_dictionary", '{"k": {"deeper": SubResource("S")}}'),
+    for name, value in [("in_array", '[1, [SubResource("S")]]'),
+                        ("in_dictionary", '{"k": {"deeper": SubResource("S")}}'),
                         ("in_metadata", 'SubResource("S")')]:
         add(name, (
             '[gd_resource type="Resource" format=3]\n\n[sub_resource type="GDScript" id="S"]\n'
             f"script/source = {quoted(gd_source(name))}\n\n[resource]\nmetadata/x = {value}\n").encode())
     add("typed_array_of_script", (
-        '[gd_resource type="Resource" format=3]\n\n[ext_resource type="Script" path="res://typed.gd" id="1"]\n\n'
-        '[resource]\nmetadata/list = Array[ExtResource("1")]([])\n').encode(),
+        b'[gd_resource type="Resource" format=3]\n\n[ext_resource type="Script" path="res://typed.gd" id="1"]\n\n'
+        b'[resource]\nmetadata/list = Array[ExtResource("1")]([])\n'),
         **{"typed.gd": script_file("typed_array_of_script")})
     add("main_type_is_a_script", (
         '[gd_resource type="GDScript" format=3]\n\n[resource]\n'
@@ -126,37 +129,38 @@ def _text_cases() -> list[Case]:
         "script_class_header", header='[gd_resource type="Resource" script_class="Evil" format=3]'))
     add("inline_object", (
         '[gd_resource type="Resource" format=3]\n\n[resource]\n'
-        f'metadata/o = Object(GDScript, "script/source": {quoted(gd_source("inline_object", "RefCounted"))})\n').encode())
+        f'metadata/o = Object(GDScript, "script/source": '
+        f'{quoted(gd_source("inline_object", "RefCounted"))})\n').encode())
     add("inline_resource_path", (
-        '[gd_resource type="Resource" format=3]\n\n[resource]\nmetadata/r = Resource("res://inline.gd")\n').encode(),
+        b'[gd_resource type="Resource" format=3]\n\n[resource]\nmetadata/r = Resource("res://inline.gd")\n'),
         **{"inline.gd": script_file("inline_resource_path", "RefCounted")})
     add("ext_resource_path_in_first_tag", (
-        '[gd_resource type="Resource" format=3]\n\n'
-        '[ext_resource type="Texture2D" path="res://nothing.png" id=ExtResource("res://first.gd")]\n\n[resource]\n').encode(),
+        b'[gd_resource type="Resource" format=3]\n\n'
+        b'[ext_resource type="Texture2D" path="res://nothing.png" id=ExtResource("res://first.gd")]\n\n[resource]\n'),
         **{"first.gd": script_file("ext_resource_path_in_first_tag", "RefCounted")})
     add("resource_path_in_header", (
-        '[gd_resource type="Resource" format=3 x=Resource("res://header.gd")]\n\n[resource]\n').encode(),
+        b'[gd_resource type="Resource" format=3 x=Resource("res://header.gd")]\n\n[resource]\n'),
         **{"header.gd": script_file("resource_path_in_header", "RefCounted")})
     # Scripts reached through other files.
     add("external_script", (
-        '[gd_resource type="Resource" format=3]\n\n[ext_resource type="Script" path="res://ext.gd" id="1"]\n\n'
-        '[resource]\nscript = ExtResource("1")\n').encode(), **{"ext.gd": script_file("external_script")})
+        b'[gd_resource type="Resource" format=3]\n\n[ext_resource type="Script" path="res://ext.gd" id="1"]\n\n'
+        b'[resource]\nscript = ExtResource("1")\n'), **{"ext.gd": script_file("external_script")})
     add("relative_ext_path", (
-        '[gd_resource type="Resource" format=3]\n\n[ext_resource type="Script" path="rel.gd" id="1"]\n\n'
-        '[resource]\nscript = ExtResource("1")\n').encode(), **{"rel.gd": script_file("relative_ext_path")})
+        b'[gd_resource type="Resource" format=3]\n\n[ext_resource type="Script" path="rel.gd" id="1"]\n\n'
+        b'[resource]\nscript = ExtResource("1")\n'), **{"rel.gd": script_file("relative_ext_path")})
     cases.append(Case("relative_ext_path_in_folder", "sub/folder.tres", {
-        "sub/folder.tres": ('[gd_resource type="Resource" format=3]\n\n'
-                            '[ext_resource type="Resource" path="f_evil.tres" id="1"]\n\n'
-                            '[resource]\nmetadata/x = ExtResource("1")\n').encode(),
+        "sub/folder.tres": (b'[gd_resource type="Resource" format=3]\n\n'
+                            b'[ext_resource type="Resource" path="f_evil.tres" id="1"]\n\n'
+                            b'[resource]\nmetadata/x = ExtResource("1")\n'),
         "sub/f_evil.tres": embedded("relative_ext_path_in_folder"),
     }))
     cases.append(Case("two_levels_of_ext_resource", "level0.tres", {
-        "level0.tres": ('[gd_resource type="StandardMaterial3D" format=3]\n\n'
-                        '[ext_resource type="Material" path="res://level1.tres" id="1"]\n\n'
-                        '[resource]\nnext_pass = ExtResource("1")\n').encode(),
-        "level1.tres": ('[gd_resource type="StandardMaterial3D" format=3]\n\n'
-                        '[ext_resource type="Material" path="res://level2.tres" id="1"]\n\n'
-                        '[resource]\nnext_pass = ExtResource("1")\n').encode(),
+        "level0.tres": (b'[gd_resource type="StandardMaterial3D" format=3]\n\n'
+                        b'[ext_resource type="Material" path="res://level1.tres" id="1"]\n\n'
+                        b'[resource]\nnext_pass = ExtResource("1")\n'),
+        "level1.tres": (b'[gd_resource type="StandardMaterial3D" format=3]\n\n'
+                        b'[ext_resource type="Material" path="res://level2.tres" id="1"]\n\n'
+                        b'[resource]\nnext_pass = ExtResource("1")\n'),
         "level2.tres": embedded("two_levels_of_ext_resource", main_type="StandardMaterial3D"),
     }))
     # A uid:// that the project's uid cache maps to a script, with a harmless-looking path beside it.
@@ -178,9 +182,9 @@ def _text_cases() -> list[Case]:
     # The import looks current: the editor's record of it is forged too (an attacker writes every file).
     icon = script_file("import_remap_to_script")
     cases.append(Case("import_remap_to_script", "imported.tres", {
-        "imported.tres": ('[gd_resource type="Resource" format=3]\n\n'
-                          '[ext_resource type="Script" path="res://icon.png" id="1"]\n\n'
-                          '[resource]\nscript = ExtResource("1")\n').encode(),
+        "imported.tres": (b'[gd_resource type="Resource" format=3]\n\n'
+                          b'[ext_resource type="Script" path="res://icon.png" id="1"]\n\n'
+                          b'[resource]\nscript = ExtResource("1")\n'),
         "icon.png": icon,
         "icon.png.import": (b'[remap]\n\nimporter="texture"\ntype="GDScript"\npath="res://remapped.gd"\n\n'
                             b'[deps]\n\nsource_file="res://icon.png"\ndest_files=["res://remapped.gd"]\n'),
@@ -196,15 +200,16 @@ def _text_cases() -> list[Case]:
     cases.append(Case("value_names_a_script", "val.gd", {"val.gd": script_file("value_names_a_script", "Material")}))
     # Scenes: a node script, a sub-scene whose node has a script.
     cases.append(Case("scene_node_script", "node.tscn", {
-        "node.tscn": ('[gd_scene format=3]\n\n[ext_resource type="Script" path="res://node.gd" id="1"]\n\n'
-                      '[node name="Root" type="Node"]\nscript = ExtResource("1")\n').encode(),
+        "node.tscn": (b'[gd_scene format=3]\n\n[ext_resource type="Script" path="res://node.gd" id="1"]\n\n'
+                      b'[node name="Root" type="Node"]\nscript = ExtResource("1")\n'),
         "node.gd": script_file("scene_node_script", "Node"),
     }))
     cases.append(Case("instanced_sub_scene_script", "outer.tscn", {
-        "outer.tscn": ('[gd_scene format=3]\n\n[ext_resource type="PackedScene" path="res://inner.tscn" id="1"]\n\n'
-                       '[node name="Outer" type="Node"]\n\n[node name="Inner" parent="." instance=ExtResource("1")]\n').encode(),
-        "inner.tscn": ('[gd_scene format=3]\n\n[ext_resource type="Script" path="res://inner.gd" id="1"]\n\n'
-                       '[node name="Inner" type="Node"]\nscript = ExtResource("1")\n').encode(),
+        "outer.tscn": (b'[gd_scene format=3]\n\n[ext_resource type="PackedScene" path="res://inner.tscn" id="1"]\n\n'
+                       b'[node name="Outer" type="Node"]\n\n'
+                       b'[node name="Inner" parent="." instance=ExtResource("1")]\n'),
+        "inner.tscn": (b'[gd_scene format=3]\n\n[ext_resource type="Script" path="res://inner.gd" id="1"]\n\n'
+                       b'[node name="Inner" type="Node"]\nscript = ExtResource("1")\n'),
         "inner.gd": script_file("instanced_sub_scene_script", "Node"),
     }))
     return cases
@@ -408,7 +413,7 @@ def _tag(rng: random.Random, name: str, fields: list[tuple[str, str]]) -> str:
     out = _spaced(rng, "[", name)
     for key, value in fields:
         # Two identifiers need something between them; a value and the next name do not.
-        out += rng.choice(_NOISE[:2] + [" ; c\n"]) + _spaced(rng, key, "=", value)
+        out += rng.choice([*_NOISE[:2], " ; c\n"]) + _spaced(rng, key, "=", value)
     return out + _spaced(rng, "", "]")
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,23 +31,25 @@ def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) 
     assert bridge.resource_read(root, "api/c.tres")["properties"] == {"radius": 4.0}
 
 
-@pytest.mark.parametrize("call,error", [
+@pytest.mark.parametrize(("call", "error"), [
     (lambda b, p: b.resource_read(p, "missing.tres"), NotFound),
     (lambda b, p: b.material_create(p, "Node3D", "x.tres"), InvalidType),
     (lambda b, p: b.resource_read(p, "../x.tres"), PathOutsideProject),
     (lambda b, p: b.resource_read(p, "materials/base.tres", depth="deep"), InvalidRequest),
     (lambda b, p: b.shape_create(p, "BoxShape3D", shape_params="big"), InvalidRequest),
 ])
-def test_a_failure_raises_the_class_of_its_code(bridge: Bridge, project: Path, call: object, error: type) -> None:
+def test_a_failure_raises_the_class_of_its_code(bridge: Bridge, project: Path, call: Callable[[Bridge, str], object],
+                                                   error: type) -> None:
     with pytest.raises(error) as caught:
-        call(bridge, str(project))  # type: ignore[operator]
+        call(bridge, str(project))
     assert isinstance(caught.value, BridgeError)
     assert ERROR_CLASSES[caught.value.code] is error
     assert caught.value.message
 
 
 def test_run_never_raises_for_a_bad_request(bridge: Bridge) -> None:
-    for raw in (None, [], "text", {"op": 5}, {"op": "resource_read"}):
+    bad: tuple[object, ...] = (None, [], "text", {"op": 5}, {"op": "resource_read"})
+    for raw in bad:
         assert bridge.run(raw)["result"] == "error"
 
 
@@ -72,7 +76,7 @@ PATH_MEMBERS = {
 def test_an_error_reply_echoes_every_path_member_of_its_request(
         bridge: Bridge, project: Path, op: str, stage: str) -> None:
     members = PATH_MEMBERS[op]
-    request = {"op": op, "project_path": str(project), **members}
+    request: dict[str, Any] = {"op": op, "project_path": str(project), **members}
     if stage == "validation":
         request["unknown_member"] = 1
     reply = bridge.run(request)
@@ -86,7 +90,7 @@ VARIANT_SPELLINGS = {"resource_read": {"path"}, "material_create": {"save_path"}
                      "resource_create": {"save_path"}}
 
 
-@pytest.mark.parametrize("op", sorted(VARIANT_SPELLINGS) + ["resource_duplicate"])
+@pytest.mark.parametrize("op", [*sorted(VARIANT_SPELLINGS), "resource_duplicate"])
 def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
     from bridge import models
 

@@ -24,8 +24,8 @@ import pytest
 
 import hostile_corpus as corpus
 from bridge import Bridge, paths
-from bridge.pool import Pool, Settings
 from bridge.errors import BridgeError
+from bridge.pool import Pool, Settings
 from conftest import REPO, run_cli
 
 pytestmark = pytest.mark.godot
@@ -60,8 +60,9 @@ def test_a_value_naming_a_native_library_does_not_load_it(tmp_path: Path, godot_
         '[configuration]\nentry_symbol = "entry"\ncompatibility_minimum = "4.1"\n\n'
         '[libraries]\nlinux.x86_64 = "res://libmark.so"\n')
     with Bridge(godot_bin) as bridge:
-        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-                            "resource_path": "m.tres", "properties": {"next_pass": "mark.gdextension"}})
+        reply = bridge.run({"op": "material_create", "project_path": str(project),
+                            "material_type": "StandardMaterial3D", "resource_path": "m.tres",
+                            "properties": {"next_pass": "mark.gdextension"}})
     assert reply["error"]["code"] == "unsafe_resource", reply
     assert marks(project) == []
 
@@ -104,7 +105,7 @@ def test_code_an_allowed_request_loaded_does_not_run_on_through_later_requests(t
 def test_in_a_batch_too_an_allowed_request_has_an_engine_of_its_own(tmp_path: Path, godot_bin: str) -> None:
     project = hooked_project(tmp_path)
     marker = project / f"{corpus.MARK}hook.txt"
-    plain = {"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"}
+    plain: dict[str, Any] = {"op": "resource_read", "project_path": str(project), "resource_path": "plain.tres"}
     allowed = {**plain, "resource_path": "hooked.tres", "allow_scripts": True}
     with Pool(Settings(godot_bin), jobs=1) as pool:
         replies = pool.map(iter([plain, allowed, plain, plain]))
@@ -120,7 +121,8 @@ def test_in_a_batch_too_an_allowed_request_has_an_engine_of_its_own(tmp_path: Pa
 @pytest.mark.parametrize("save_path", ['a"b.tres', "a\nb.tres", 'shapes/x"]\n[node name="Evil" parent="."]\n.tres'])
 def test_a_save_path_cannot_break_into_the_scene_text(tmp_path: Path, godot_bin: str, save_path: str) -> None:
     project = new_project(tmp_path)
-    scene = '[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n[node name="Shape" type="CollisionShape3D" parent="."]\n'
+    scene = ('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n'
+             '[node name="Shape" type="CollisionShape3D" parent="."]\n')
     (project / "level.tscn").write_text(scene)
     with Bridge(godot_bin) as bridge:
         reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
@@ -174,7 +176,7 @@ def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str) -> None:
     assert bridge.stdout is not None
     json.loads(bridge.stdout.readline())
     time.sleep(1.0)  # the slow request is in an engine now
-    engines = [child for child in psutil.Process(bridge.pid).children(recursive=True)]
+    engines = psutil.Process(bridge.pid).children(recursive=True)
     assert engines, "no engine was serving the slow request"
     bridge.send_signal(signal.SIGKILL)
     bridge.wait()
@@ -183,7 +185,9 @@ def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str) -> None:
     assert alive == [], f"engines {alive} outlived their bridge"
 
 
-def test_one_scene_named_two_ways_in_one_batch_neither_deadlocks_nor_loses_an_edit(tmp_path: Path, godot_bin: str) -> None:
+def test_one_scene_named_two_ways_in_one_batch_neither_deadlocks_nor_loses_an_edit(
+    tmp_path: Path, godot_bin: str
+) -> None:
     project = new_project(tmp_path)
     nodes = "".join(f'[node name="S{i}" type="CollisionShape3D" parent="."]\n\n' for i in range(40))
     (project / "level.tscn").write_text('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n' + nodes)
@@ -205,16 +209,18 @@ def test_a_write_through_a_file_link_writes_the_file_it_leads_to(tmp_path: Path,
                                        '[resource]\nroughness = 0.5\n')
     (project / "link.tres").symlink_to("real.tres")
     with Bridge(godot_bin) as bridge:
-        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-                            "resource_path": "link.tres", "properties": {"roughness": 0.25}})
+        reply = bridge.run({"op": "material_create", "project_path": str(project),
+                            "material_type": "StandardMaterial3D", "resource_path": "link.tres",
+                            "properties": {"roughness": 0.25}})
     assert reply["result"] == "ok", reply
     assert (project / "link.tres").is_symlink()
     text = (project / "real.tres").read_text()
     assert "roughness = 0.25" in text and 'uid="uid://bonlyone0001"' in text
-    assert [p.name for p in project.iterdir() if p.is_file() and not p.is_symlink() and p.suffix == ".tres"] == ["real.tres"]
+    files = [p.name for p in project.iterdir() if p.is_file() and not p.is_symlink() and p.suffix == ".tres"]
+    assert files == ["real.tres"]
 
 
-@pytest.mark.parametrize("timeout, status", [("nan", 2), ("inf", 2), ("-1", 2), ("3000000", 0)])
+@pytest.mark.parametrize(("timeout", "status"), [("nan", 2), ("inf", 2), ("-1", 2), ("3000000", 0)])
 def test_any_timeout_is_a_reply_or_a_usage_error(tmp_path: Path, godot_bin: str, timeout: str, status: int) -> None:
     project = new_project(tmp_path)
     (project / "plain.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
@@ -270,8 +276,8 @@ def test_a_failed_save_removes_every_folder_it_made(tmp_path: Path, godot_bin: s
     project = new_project(tmp_path)
     deep = "/".join(f"level{i}" for i in range(16)) + "/x.tres"
     with Bridge(godot_bin) as bridge:
-        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-                            "resource_path": deep,
+        reply = bridge.run({"op": "material_create", "project_path": str(project),
+                            "material_type": "StandardMaterial3D", "resource_path": deep,
                             "properties": {"shading_mode": "SHADING_MODE_PER_VERTEX", "normal_enabled": True}})
     assert reply["error"]["code"] == "invalid_value", reply
     assert sorted(p.name for p in project.iterdir()) == ["project.godot"]
@@ -284,8 +290,8 @@ def test_a_read_only_target_is_left_as_it_is(tmp_path: Path, godot_bin: str) -> 
     target.chmod(0o444)
     before = target.read_bytes()
     with Bridge(godot_bin) as bridge:
-        reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-                            "resource_path": "locked.tres"})
+        reply = bridge.run({"op": "material_create", "project_path": str(project),
+                            "material_type": "StandardMaterial3D", "resource_path": "locked.tres"})
         kept = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
                            "resource_path": "group.tres"})
     assert reply["error"]["code"] == "save_failed" and "read-only" in reply["error"]["message"], reply
@@ -315,7 +321,7 @@ def test_a_shader_that_mentions_gdscript_is_no_script(tmp_path: Path, godot_bin:
     assert reply["result"] == "ok", reply
 
 
-@pytest.mark.parametrize("member, code", [("properties", "invalid_value"), ("depth", "invalid_request")])
+@pytest.mark.parametrize(("member", "code"), [("properties", "invalid_value"), ("depth", "invalid_request")])
 def test_an_integer_of_5000_digits_is_refused_by_the_member_it_is_in(tmp_path: Path, godot_bin: str,
                                                                     member: str, code: str) -> None:
     project = new_project(tmp_path)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -38,7 +38,7 @@ def replies(stdout: str) -> list[dict[str, Any]]:
 
 def test_jobs_2_answers_in_input_order_with_mixed_results(godot_bin: str, project: Path) -> None:
     requests: list[Any] = []
-    expected = []
+    expected: list[tuple[int | None, str]] = []
     for i in range(60):
         kind = i % 4
         if kind == 0:
@@ -226,7 +226,7 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
             break
         shown += chunk
     os.close(leader)
-    assert len(replies(done.stdout)) == 40
+    assert len(replies(done.stdout.decode())) == 40
     text = shown.decode()
     drawn = [part for line in text.splitlines() for part in line.split("\r") if part.strip()]
     bars = [part for part in drawn if part.startswith("batch:")]
@@ -260,5 +260,6 @@ def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(
             except psutil.Error:
                 continue
         time.sleep(0.01)
-    assert replies(run.stdout.read().decode())[0]["result"] == "ok"  # type: ignore[union-attr]
+    assert run.stdout is not None
+    assert replies(run.stdout.read().decode())[0]["result"] == "ok"
     assert len(engines) == 1

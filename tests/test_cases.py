@@ -17,7 +17,6 @@ import pytest
 
 from bridge import Bridge
 from bridge.models import REPLY_ADAPTER
-
 from conftest import snapshot
 
 pytestmark = pytest.mark.godot

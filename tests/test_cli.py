@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from conftest import run_cli
 pytestmark = pytest.mark.godot
 
 
-def replies(stdout: str) -> list[dict[str, object]]:
+def replies(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
@@ -48,7 +49,7 @@ def test_error_reply_exits_1(godot_bin: str, project: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("text,code", [
+@pytest.mark.parametrize(("text", "code"), [
     ("{not json", "invalid_json"),
     ('{"op": "resource_read"', "invalid_json"),
     ("[1, 2]", "invalid_json"),
@@ -79,7 +80,7 @@ def test_invalid_utf8_on_stdin(godot_bin: str) -> None:
     assert codes == ["invalid_request", "invalid_json"]
 
 
-@pytest.mark.parametrize("args,needle", [
+@pytest.mark.parametrize(("args", "needle"), [
     (["--frobnicate", "run"], "unrecognized arguments"),
     (["run", "@/nonexistent/request.json"], "cannot read"),
     (["batch", "/nonexistent/batch.jsonl"], "cannot read"),

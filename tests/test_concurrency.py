@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
-from bridge import locks
+from bridge import Bridge, locks
 from bridge.locks import lock_dir
 from conftest import REPO
 

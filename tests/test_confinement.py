@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,8 @@ def walled(tmp_path: Path) -> Path:
     def referring(path: str, uid: str = "") -> str:
         uid_attr = f' uid="{uid}"' if uid else ""
         return (f'[gd_resource type="StandardMaterial3D" format=3]\n\n'
-                f'[ext_resource type="Material"{uid_attr} path="{path}" id="1"]\n\n[resource]\nnext_pass = ExtResource("1")\n')
+                f'[ext_resource type="Material"{uid_attr} path="{path}" id="1"]\n\n'
+                '[resource]\nnext_pass = ExtResource("1")\n')
 
     (project / "dotdot.tres").write_text(referring("res://../outside/secret.tres"))
     (project / "absolute.tres").write_text(referring(str(outside / "secret.tres")))
@@ -84,9 +86,10 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_gets_no_file(tmp_path: 
     (project / "big.tres").write_text(
         '[gd_resource type="Resource" format=3]\n\n[resource]\nmetadata/big = PackedFloat32Array('
         + ", ".join(["0.5"] * 2_000_000) + ")\n")
-    slow = {"op": "resource_read", "project_path": str(project), "resource_path": "big.tres", "properties": ["resource_name"]}
-    write = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
-             "resource_path": "d/x.tres", "id": "write"}
+    slow: dict[str, Any] = {"op": "resource_read", "project_path": str(project), "resource_path": "big.tres",
+                            "properties": ["resource_name"]}
+    write: dict[str, Any] = {"op": "material_create", "project_path": str(project),
+                             "material_type": "StandardMaterial3D", "resource_path": "d/x.tres", "id": "write"}
     with Pool(Settings(godot_bin), jobs=1) as pool:
         replies = pool.map(iter([slow, slow, slow, slow, write]))
         first = next(replies)
@@ -133,7 +136,7 @@ def bridge(godot_bin: str) -> Iterator[Bridge]:
         yield b
 
 
-@pytest.mark.parametrize("request_, code", [
+@pytest.mark.parametrize(("request_", "code"), [
     ({"op": "material_create", "material_type": "StandardMaterial3D", "resource_path": "n.tres",
       "properties": {"resource_name": "before\0after"}}, "invalid_value"),
     ({"op": "material_create", "material_type": "StandardMaterial3D", "resource_path": "n.tres",

@@ -88,11 +88,13 @@ def _changed_lines(before: str, after: str) -> list[str]:
 def test_an_update_changes_only_the_named_lines_of_a_file_the_engine_wrote(bridge: Bridge, project: Path) -> None:
     made = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
                        "resource_path": "mats/m.tres", "properties": {
-                           "albedo_color": "#336699", "roughness": 0.3, "metallic": 0.7, "next_pass": "materials/base.tres",
+                           "albedo_color": "#336699", "roughness": 0.3, "metallic": 0.7,
+                           "next_pass": "materials/base.tres",
                            "albedo_texture": {"type": "GradientTexture1D", "properties": {"width": 16}}}})
     assert made["result"] == "ok", made
     before = (project / "mats/m.tres").read_text()
-    reply = _update(bridge, project, "mats/m.tres", properties={"roughness": 0.9, "metallic": 0.7}, reset=["albedo_color"])
+    reply = _update(bridge, project, "mats/m.tres", properties={"roughness": 0.9, "metallic": 0.7},
+                    reset=["albedo_color"])
     assert reply == {"op": "resource_update", "resource_path": "mats/m.tres", "type": "StandardMaterial3D",
                      "changed": ["roughness", "albedo_color"], "result": "ok"}
     after = (project / "mats/m.tres").read_text()
@@ -122,7 +124,8 @@ def test_a_shader_uniform_a_theme_item_and_an_environment_with_its_sky_update(br
     assert 'Button/styles/normal = SubResource("' in (project / "ui/t.tres").read_text()
     assert _create(bridge, project, "Environment", "env.tres", CREATED["Environment"])["result"] == "ok"
     sky_before = [line for line in (project / "env.tres").read_text().splitlines() if "sub_resource" in line]
-    assert _update(bridge, project, "env.tres", properties={"ambient_light_energy": 2})["changed"] == ["ambient_light_energy"]
+    updated = _update(bridge, project, "env.tres", properties={"ambient_light_energy": 2})
+    assert updated["changed"] == ["ambient_light_energy"]
     sky_after = [line for line in (project / "env.tres").read_text().splitlines() if "sub_resource" in line]
     assert sky_after == sky_before
     read = _read(bridge, project, "mats/s.tres", depth=0)["properties"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -75,8 +75,8 @@ def test_every_write_on_a_nearly_full_disk_is_whole_or_not_made(disk: Path, godo
             (project / "copy.tres").unlink(missing_ok=True)
             fill(disk, free)
             requests = {
-                "material": {"op": "material_create", "material_type": "StandardMaterial3D", "resource_path": "old.tres",
-                             "properties": {"resource_name": NAME, "metallic": 0.5}},
+                "material": {"op": "material_create", "material_type": "StandardMaterial3D",
+                             "resource_path": "old.tres", "properties": {"resource_name": NAME, "metallic": 0.5}},
                 "duplicate": {"op": "resource_duplicate", "source_path": "source.tres", "dest_path": "copy.tres",
                               "property_overrides": {"roughness": 0.125}},
                 "scene": {"op": "shape_create", "shape_type": "BoxShape3D", "shape_params": {"size": [1, 2, 3]},

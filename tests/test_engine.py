@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -63,7 +62,7 @@ def test_no_binary_is_engine_not_found(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("version", ["4.2.2.stable.official", "3.5.3.stable", "garbage"])
 def test_old_or_unknown_engine_is_unsupported(tmp_path: Path, version: str) -> None:
-    with pytest.raises(EngineUnsupported, match="4.3 or newer"):
+    with pytest.raises(EngineUnsupported, match=r"4\.3 or newer"):
         probe(str(fake_godot(tmp_path, version)))
 
 
@@ -111,7 +110,8 @@ def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_p
     assert good.returncode == 0 and bad.returncode == 1
     lines = good.stdout.splitlines()
     assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.") and lines[0].endswith(": supported")
-    assert lines[1] == f"Project: {project}: a Godot project, not imported yet (the first request that needs an asset imports it, a few seconds)"
+    assert lines[1] == (f"Project: {project}: a Godot project, not imported yet "
+                        "(the first request that needs an asset imports it, a few seconds)")
     assert lines[2] == "Ready."
     assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")
 

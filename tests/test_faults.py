@@ -7,11 +7,10 @@ call hangs, nothing is re-run, and the next request is served by a fresh engine 
 from __future__ import annotations
 
 import json
-import stat
-import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psutil
 import pytest
@@ -20,21 +19,6 @@ from bridge import Bridge
 from bridge.errors import EngineCrashed, Timeout
 from bridge.worker import Worker
 from conftest import run_cli
-
-FAKE = Path(__file__).parent / "fake_engine.py"
-
-
-@pytest.fixture
-def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """An executable that the bridge takes for Godot: the fake engine."""
-    wrapper = tmp_path / "bin" / "godot"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
-    monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
-    return str(wrapper)
 
 
 @pytest.fixture
@@ -192,17 +176,20 @@ def test_requests_sent_ahead_are_answered_in_order(fake_godot: str) -> None:
 def test_engine_death_fails_every_pending_request_and_runs_every_release(fake_godot: str) -> None:
     worker = fake_worker(fake_godot)
     released: list[tuple[str, bool]] = []
+
+    def noting(kind: str) -> Callable[[bool], None]:
+        return lambda answered: released.append((kind, answered))
+
     try:
         # The first answer comes late, so all three are sent before the engine dies on the second.
         for kind in ["sleep:0.3", "die", "ok"]:
-            worker.send({"material_type": kind},
-                        release=lambda answered, kind=kind: released.append((kind, answered)))
+            worker.send({"material_type": kind}, release=noting(kind))
         assert worker.receive(time.monotonic() + 5)["ok"] is True
         for _ in range(2):
             with pytest.raises(EngineCrashed):
                 worker.receive(time.monotonic() + 5)
         with pytest.raises(EngineCrashed):
-            worker.send({"material_type": "ok"}, release=lambda answered: released.append(("late", answered)))
+            worker.send({"material_type": "ok"}, release=noting("late"))
     finally:
         worker.close()
     assert released == [("sleep:0.3", True), ("die", False), ("ok", False), ("late", False)]
@@ -235,7 +222,7 @@ def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> N
     assert isinstance(job, Job)
     original = scene.read_bytes()
     for answered in (False, True):
-        release = hold_writes(_DeadWorker(), job, time.monotonic() + 5)  # type: ignore[arg-type]
+        release = hold_writes(_DeadWorker(), job, time.monotonic() + 5)  # type: ignore[arg-type]  # only .pid is read
         shape.parent.mkdir(exist_ok=True)
         shape.write_text("the engine saved this")
         scene.write_bytes(original + b"\n; and edited this\n")

@@ -42,7 +42,7 @@ scalars = st.one_of(
 json_values = st.recursive(
     scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=6),
-                            st.dictionaries(st.sampled_from(list("xyzwrgba") + ["type", "path", "k"]), inner,
+                            st.dictionaries(st.sampled_from([*"xyzwrgba", "type", "path", "k"]), inner,
                                             max_size=5)),
     max_leaves=20,
 )
@@ -144,11 +144,11 @@ TEMPLATES: dict[str, dict[str, Any]] = {
 }
 COMMON = ["id", "project_path", "allow_scripts"]
 MEMBERS: dict[str, list[str]] = {
-    "resource_read": COMMON + ["resource_path", "path", "depth", "properties", "include_defaults"],
-    "material_create": COMMON + ["material_type", "resource_path", "save_path", "properties", "shader_path"],
-    "shape_create": COMMON + ["shape_type", "shape_params", "properties", "save_path", "scene_path", "node_path"],
-    "style_box_create": COMMON + ["style_type", "resource_path", "save_path", "properties"],
-    "resource_duplicate": COMMON + ["source_path", "dest_path", "deep_copy", "property_overrides"],
+    "resource_read": [*COMMON, "resource_path", "path", "depth", "properties", "include_defaults"],
+    "material_create": [*COMMON, "material_type", "resource_path", "save_path", "properties", "shader_path"],
+    "shape_create": [*COMMON, "shape_type", "shape_params", "properties", "save_path", "scene_path", "node_path"],
+    "style_box_create": [*COMMON, "style_type", "resource_path", "save_path", "properties"],
+    "resource_duplicate": [*COMMON, "source_path", "dest_path", "deep_copy", "property_overrides"],
 }
 ANY_MEMBER = sorted({member for members in MEMBERS.values() for member in members} | {"extra"})
 PROPERTY_NAMES = ["roughness", "albedo_color", "size", "radius", "bg_color", "friction", "next_pass",
@@ -170,7 +170,7 @@ def test_random_requests_get_a_reply_with_a_known_code(fuzz_bridge: Bridge, fuzz
         "project_path": st.sampled_from([str(fuzz_project), "relative", str(fuzz_project) + "/nope", "/"]),
         "node_path": st.sampled_from(["Floor/FloorShape", "Trigger/TriggerShape", "Hud/HudShape", "Floor",
                                       "Crate", "Nope", "", ".", "../x"]),
-        "material_type": st.sampled_from(MATERIALS + ["Node", "OS", "Material", "Shader", ""]),
+        "material_type": st.sampled_from([*MATERIALS, "Node", "OS", "Material", "Shader", ""]),
         "shape_type": st.sampled_from([*SHAPE_TYPES, "Shape3D", ""]),
         "style_type": st.sampled_from([*STYLE_TYPES, "StyleBox", ""]),
         "depth": st.integers(-2, 5),

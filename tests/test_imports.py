@@ -220,7 +220,8 @@ def test_the_import_runs_none_of_the_projects_code(clone: Path, godot_bin: str, 
         f"\t{marker % 'plugin'}\n\treturn true\n")
     source = tmp_path / "mark.c"
     source.write_text('#include <stdio.h>\n__attribute__((constructor)) static void ran(void) {\n'
-                      f'  FILE *f = fopen("{clone / "MARK_extension.txt"}", "w"); if (f) {{ fputs("ran", f); fclose(f); }}\n'
+                      f'  FILE *f = fopen("{clone / "MARK_extension.txt"}", "w");\n'
+                      '  if (f) { fputs("ran", f); fclose(f); }\n'
                       '}\nint entry(void *a, void *b, void *c) { return 0; }\n')
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(clone / "libmark.so"), str(source)], check=True, timeout=60)
     (clone / "mark.gdextension").write_text('[configuration]\nentry_symbol = "entry"\ncompatibility_minimum = "4.1"\n\n'

@@ -80,7 +80,8 @@ def hostile_project(tmp_path: Path, godot_bin: str) -> Path:
         '[configuration]\nentry_symbol = "entry"\ncompatibility_minimum = "4.1"\n\n'
         '[libraries]\nlinux.x86_64 = "res://bin/libmark.so"\n')
     (project / ".godot" / "extension_list.cfg").write_text("res://mark.gdextension\n")
-    (project / "plain.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nroughness = 0.5\n')
+    (project / "plain.tres").write_text(
+        '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nroughness = 0.5\n')
     return project
 
 
@@ -98,7 +99,9 @@ def test_a_request_on_a_project_runs_none_of_its_start_up_code(hostile_project: 
     assert markers(hostile_project) == []
 
 
-def test_the_same_project_runs_that_code_when_the_engine_starts_as_itself(hostile_project: Path, godot_bin: str) -> None:
+def test_the_same_project_runs_that_code_when_the_engine_starts_as_itself(
+    hostile_project: Path, godot_bin: str
+) -> None:
     """The project is really hostile: the engine started plainly on it runs every piece."""
     probe = hostile_project.parent / "probe.gd"
     probe.write_text("extends SceneTree\nfunc _process(_delta: float) -> bool:\n\treturn true\n")

@@ -30,6 +30,12 @@ NAME_SIZES = [16, 200_000, 1_000_000, 2_500_000]
 _UID = re.compile(rb'^\[gd_resource [^\n]*uid="(uid://[^"]+)"')
 
 
+def _uid(data: bytes) -> bytes:
+    match = _UID.match(data)
+    assert match is not None, f"no uid in {data[:200]!r}"
+    return match[1]
+
+
 def temps(project: Path) -> list[Path]:
     return [p for p in project.rglob("*") if ".tmp." in p.name]
 
@@ -75,7 +81,7 @@ def test_random_kills_leave_every_file_old_or_new_and_complete(godot_bin: str, p
     with Bridge(godot_bin, timeout=60) as bridge:
         for path in TARGETS[1:3]:
             assert bridge.run(create(project, path, f"original {path}", 0.5))["result"] == "ok"
-        uids = {path: _UID.match((project / path).read_bytes()) for path in TARGETS[:3]}
+        uids = {path: _uid((project / path).read_bytes()) for path in TARGETS[:3]}
         old = {path: (project / path).read_bytes() for path in TARGETS[:3]}
         killer = Killer(project)
         # How long a request of each size takes uncut: kills are spread over that span.
@@ -126,7 +132,7 @@ def test_random_kills_leave_every_file_old_or_new_and_complete(godot_bin: str, p
                 continue
             if path in uids:
                 match = _UID.match(content)
-                assert match is not None and match[1] == uids[path][1], f"{path} lost its uid"
+                assert match is not None and match[1] == uids[path], f"{path} lost its uid"
             copy = project / "check" / f"{number}.tres"
             copy.parent.mkdir(exist_ok=True)
             copy.write_bytes(content)
@@ -189,4 +195,4 @@ def test_a_killed_save_and_attach_leaves_both_files_as_they_were(godot_bin: str,
                 assert temps(project) == []
         final = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "shapes/wall.tres"})
     assert final["result"] == "ok"
-    assert f'path="res://shapes/wall.tres"' in scene.read_text()
+    assert 'path="res://shapes/wall.tres"' in scene.read_text()

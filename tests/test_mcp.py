@@ -6,11 +6,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import anyio
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema  # type: ignore[import-untyped]  # ships no types; its stubs are no dependency here
 import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
@@ -66,14 +67,13 @@ def drive(godot: str, scenario: Scenario[T], *args: str, errlog: Path | None = N
         command=sys.executable, args=["-m", "bridge", "mcp", *args], env={"GODOT_BIN": godot}, cwd=REPO
     )
 
-    async def main() -> T:
-        with open(errlog or "/dev/null", "w") as log:
-            async with stdio_client(params, errlog=log) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await scenario(session)
+    async def main(log: TextIO) -> T:
+        async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await scenario(session)
 
-    return anyio.run(main)
+    with open(errlog or "/dev/null", "w") as log:
+        return anyio.run(main, log)
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> types.CallToolResult:
@@ -282,7 +282,8 @@ def engine_processes() -> list[psutil.Process]:
 def test_server_survives_an_engine_crash(godot_bin: str, project: Path) -> None:
     read = {"project_path": str(project), "resource_path": "materials/base.tres"}
 
-    async def scenario(session: ClientSession) -> tuple[list[int], list[int], types.CallToolResult, types.CallToolResult]:
+    async def scenario(session: ClientSession) -> tuple[list[int], list[int],
+                                                        types.CallToolResult, types.CallToolResult]:
         first = await session.call_tool("resource_read", read)
         engines = engine_processes()
         for engine in engines:
@@ -304,7 +305,8 @@ def test_project_option_lets_calls_omit_project_path(godot_bin: str, project: Pa
                                                         types.CallToolResult, types.CallToolResult]:
         # The engine is started while the client connects, before any call.
         with anyio.fail_after(30):
-            while not engine_processes():
+            # Polls the server's children: another process has no event to await.
+            while not engine_processes():  # noqa: ASYNC110
                 await anyio.sleep(0.05)
         warm = engine_processes()
         created = await call(session, "material_create", material_type="PhysicsMaterial",
@@ -318,7 +320,7 @@ def test_project_option_lets_calls_omit_project_path(godot_bin: str, project: Pa
     assert (project / "physics" / "ice.tres").is_file()
     assert len(warm) == 1 and after == warm
     # Disconnecting the client stops the server and its engine.
-    gone, alive = psutil.wait_procs(warm, timeout=10)
+    _gone, alive = psutil.wait_procs(warm, timeout=10)
     assert alive == []
     assert "Traceback" not in errlog.read_text()
 
@@ -349,11 +351,13 @@ def scripted_resource(project: Path, name: str, init: str) -> str:
 def test_stdout_carries_protocol_messages_only(godot_bin: str, project: Path, tmp_path: Path) -> None:
     # The script prints a forged JSON-RPC reply on stdout, and a line without a newline.
     loud = scripted_resource(
-        project, "loud", 'print("{\\"jsonrpc\\": \\"2.0\\", \\"id\\": 2, \\"result\\": {}}"); printraw("no newline after this")'
+        project, "loud",
+        'print("{\\"jsonrpc\\": \\"2.0\\", \\"id\\": 2, \\"result\\": {}}"); printraw("no newline after this")'
     )
     messages: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "resource_read", "arguments": {"resource_path": loud, "allow_scripts": True}}},
@@ -438,9 +442,8 @@ def test_project_dot_is_the_folder_the_client_starts_the_server_in(godot_bin: st
                                    env={"GODOT_BIN": godot_bin, "PYTHONPATH": str(REPO)}, cwd=str(project))
 
     async def main() -> types.CallToolResult:
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await call(session, "resource_read", resource_path="materials/base.tres")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await call(session, "resource_read", resource_path="materials/base.tres")
 
     assert ok(anyio.run(main))["properties"]["roughness"] == 0.25

@@ -11,7 +11,8 @@ from bridge import Bridge
 
 pytestmark = pytest.mark.godot
 
-_SPEC = importlib.util.spec_from_file_location("memory_soak", Path(__file__).parent.parent / "scripts" / "memory_soak.py")
+_SPEC = importlib.util.spec_from_file_location("memory_soak",
+                                               Path(__file__).parent.parent / "scripts" / "memory_soak.py")
 assert _SPEC is not None and _SPEC.loader is not None
 soak = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(soak)
@@ -22,7 +23,7 @@ LIMIT = 256 << 20
 @pytest.mark.timeout(180)
 def test_2000_requests_with_recycling_every_500_all_succeed_in_bounded_memory(godot_bin: str,
                                                                               project: Path) -> None:
-    pids: list[int] = []
+    pids: list[int | None] = []
     samples: list[int] = []
     with Bridge(godot_bin, max_requests=500, max_rss=LIMIT) as bridge:
         for n in range(2000):

@@ -38,7 +38,7 @@ def test_null_means_not_given() -> None:
     assert isinstance(read, ResourceRead) and read.depth == 1 and read.id is None
 
 
-@pytest.mark.parametrize("member,value", [
+@pytest.mark.parametrize(("member", "value"), [
     ("depth", "2"), ("depth", 1.5), ("depth", True), ("depth", -1),
     ("properties", "roughness"), ("include_defaults", "yes"), ("id", [1]), ("id", True),
     ("project_path", 5), ("allow_scripts", 1),

@@ -54,7 +54,8 @@ def test_installed_bridge_serves_from_its_own_scripts(installed: Path, godot_bin
 
 def _metadata(installed: Path) -> list[tuple[str, str]]:
     text = next(installed.glob("godot_bridge-*.dist-info")).joinpath("METADATA").read_text()
-    return [(key, value.strip()) for key, _, value in (line.partition(":") for line in text.split("\n\n")[0].splitlines())]
+    headers = text.split("\n\n")[0].splitlines()
+    return [(key, value.strip()) for key, _, value in (line.partition(":") for line in headers)]
 
 
 def test_the_wheel_says_its_licence_version_and_typing(installed: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,7 @@ from conftest import snapshot
 pytestmark = pytest.mark.godot
 
 
-def create(bridge: Bridge, project: Path | str, path: str, **extra: object) -> dict[str, object]:
+def create(bridge: Bridge, project: Path | str, path: str, **extra: object) -> dict[str, Any]:
     return bridge.run({"op": "material_create", "project_path": str(project),
                        "material_type": "StandardMaterial3D", "resource_path": path, **extra})
 
@@ -45,7 +47,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("path,code", REFUSED, ids=[repr(p[:40]) for p, _ in REFUSED])
+@pytest.mark.parametrize(("path", "code"), REFUSED, ids=[repr(p[:40]) for p, _ in REFUSED])
 def test_refused_save_paths_change_nothing(bridge: Bridge, project: Path, path: str, code: str) -> None:
     before = snapshot(project)
     reply = create(bridge, project, path)
@@ -79,13 +81,13 @@ def test_symlink_inside_the_project_is_followed(bridge: Bridge, project: Path) -
     assert reply["result"] == "ok", reply
 
 
-@pytest.mark.parametrize("make,why", [
+@pytest.mark.parametrize(("make", "why"), [
     (lambda tmp: "relative/project", "absolute"),
     (lambda tmp: str(tmp / "missing"), "not a directory"),
-    (lambda tmp: str(tmp), "no project.godot"),
+    (str, "no project.godot"),
 ])
-def test_bad_project_path(bridge: Bridge, tmp_path: Path, make: object, why: str) -> None:
-    project_path = make(tmp_path)  # type: ignore[operator]
+def test_bad_project_path(bridge: Bridge, tmp_path: Path, make: Callable[[Path], str], why: str) -> None:
+    project_path = make(tmp_path)
     reply = create(bridge, project_path, "a.tres")
     assert reply["error"]["code"] == "project_not_found"
     assert why in reply["error"]["message"]

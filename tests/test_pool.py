@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from bridge.pool import WINDOW, Pool, Settings
-from test_faults import fake_godot  # noqa: F401 - the fake engine fixture, shared
 
 
 def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:

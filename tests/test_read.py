@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.godot
 MARKS = ("values/scripted/loaded.txt", "values/scripted/created.txt")
 
 
-def _read(bridge: Bridge, project: Path, path: str, **fields: object) -> dict[str, object]:
+def _read(bridge: Bridge, project: Path, path: str, **fields: object) -> dict[str, Any]:
     return bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": path, **fields})
 
 
@@ -24,9 +25,9 @@ def test_a_file_changed_between_requests_is_seen(project: Path, bridge: Bridge) 
     base.write_text(base.read_text().replace("roughness = 0.25", "roughness = 0.75"))
     nested = _read(bridge, project, "values/deep.tres")
     direct = _read(bridge, project, "materials/base.tres")
-    assert first["properties"]["next_pass"]["properties"]["roughness"] == 0.25  # type: ignore[index]
-    assert direct["properties"]["roughness"] == 0.75  # type: ignore[index]
-    assert nested["properties"]["next_pass"]["properties"]["roughness"] == 0.75  # type: ignore[index]
+    assert first["properties"]["next_pass"]["properties"]["roughness"] == 0.25
+    assert direct["properties"]["roughness"] == 0.75
+    assert nested["properties"]["next_pass"]["properties"]["roughness"] == 0.75
 
 
 @pytest.mark.parametrize("path", ["values/scripted/carrier.tres", "values/scripted/wrapper.tres",
@@ -34,7 +35,7 @@ def test_a_file_changed_between_requests_is_seen(project: Path, bridge: Bridge) 
 def test_no_script_runs_without_allow_scripts(project: Path, bridge: Bridge, path: str) -> None:
     before = snapshot(project)
     reply = _read(bridge, project, path)
-    assert reply["error"]["code"] == "unsafe_resource"  # type: ignore[index]
+    assert reply["error"]["code"] == "unsafe_resource"
     assert snapshot(project) == before
     assert not any((project / mark).exists() for mark in MARKS)
 
@@ -51,13 +52,13 @@ def test_allow_scripts_loads_and_reports_the_script(project: Path, bridge: Bridg
 def test_a_scene_without_scripts_reads_without_instancing(project: Path, bridge: Bridge) -> None:
     reply = _read(bridge, project, "values/plain.tscn")
     assert reply["type"] == "PackedScene"
-    bundled = reply["properties"]["_bundled"]  # type: ignore[index]
+    bundled = reply["properties"]["_bundled"]
     assert bundled["names"][:2] == ["Root", "Node3D"] and bundled["node_count"] == 2
 
 
 def test_a_dependency_cycle_fails_cleanly(project: Path, bridge: Bridge) -> None:
     reply = _read(bridge, project, "values/cycle_a.tres", depth=50)
-    assert reply["error"]["code"] == "load_failed"  # type: ignore[index]
+    assert reply["error"]["code"] == "load_failed"
     assert _read(bridge, project, "materials/base.tres")["result"] == "ok"
 
 

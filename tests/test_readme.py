@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ BLOCK = re.compile(r"```json\n(.*?)```", re.S)
 def examples() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(request, reply) for each request block followed by its reply block."""
     blocks = [json.loads(text) for text in BLOCK.findall((REPO / "README.md").read_text())]
-    return [(request, reply) for request, reply in zip(blocks, blocks[1:])
+    return [(request, reply) for request, reply in pairwise(blocks)
             if "project_path" in request and reply.get("op") == request.get("op") and "result" in reply]
 
 

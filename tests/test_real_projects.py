@@ -15,8 +15,9 @@ import math
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -128,13 +129,13 @@ def test_every_resource_file_duplicates_into_a_copy_the_engine_loads_equal(
                                         "dest_path": copies[file], "deep_copy": deep}) for file in files}
     assert {file: reply for file, reply in replies.items() if reply["result"] != "ok"} == {}
     # Nothing of the sources changed, neither on disk nor in the engine that copied them.
-    assert {name: text for name, text in snapshot(corpus).items() if not name.startswith(("copies/", ".godot/"))} == {
-        name: text for name, text in before.items()}
+    kept = {name: text for name, text in snapshot(corpus).items() if not name.startswith(("copies/", ".godot/"))}
+    assert kept == before
     again = _reads(corpus_bridge, corpus, ["xr/action_map.tres"])["xr/action_map.tres"]
     assert len(again["properties"]["interaction_profiles"]) == 14
     pairs = [f"res://{file}=res://{copies[file]}" for file in files]
-    assert {entry["pair"]: entry["difference"] for entry in oracle(godot_bin, corpus, "same", pairs)} == {
-        pair: "" for pair in pairs}
+    differences = {entry["pair"]: entry["difference"] for entry in oracle(godot_bin, corpus, "same", pairs)}
+    assert differences == dict.fromkeys(pairs, "")
     copied = (corpus / "copies/xr/action_map.tres").read_text()
     assert copied.count('[sub_resource type="OpenXRIPBinding"') == 14 * 12
     if deep:
@@ -142,7 +143,8 @@ def test_every_resource_file_duplicates_into_a_copy_the_engine_loads_equal(
 
 
 def test_a_read_then_create_round_trip_is_identical(corpus: Path, corpus_bridge: Bridge) -> None:
-    sources = ["materials/textured.tres", "binary/textured.res", *(f"many/material_{i:02d}.tres" for i in range(0, MANY, 7))]
+    sources = ["materials/textured.tres", "binary/textured.res",
+               *(f"many/material_{i:02d}.tres" for i in range(0, MANY, 7))]
     for file in sources:
         first = _reads(corpus_bridge, corpus, [file], depth=0)[file]
         made = corpus_bridge.run({"op": "material_create", "project_path": str(corpus), "material_type": first["type"],
@@ -174,8 +176,8 @@ def test_no_import_answers_not_imported_naming_the_asset(corpus: Path, godot_bin
 
 
 def test_a_fresh_clone_with_fifty_textured_materials_imports_once(corpus: Path, godot_bin: str) -> None:
-    lines = [json.dumps({"op": "resource_read", "project_path": str(corpus), "resource_path": f"many/material_{i:02d}.tres"})
-             for i in range(MANY)]
+    lines = [json.dumps({"op": "resource_read", "project_path": str(corpus),
+                         "resource_path": f"many/material_{i:02d}.tres"}) for i in range(MANY)]
     started = time.monotonic()
     first = run_cli("batch", input=lines[0] + "\n", godot=godot_bin, timeout=240)
     imported = time.monotonic() - started

@@ -32,13 +32,23 @@ func _initialize() -> void:
 	var nodes: Array = []
 	for node: Node in root.find_children("*", "", true, false):
 		var shape: Variant = node.get("shape")
-		nodes.append({"path": str(root.get_path_to(node)), "class": node.get_class(),
-			"groups": node.get_groups().filter(func(g: StringName) -> bool: return not str(g).begins_with("_")).map(func(g: StringName) -> String: return str(g)),
-			"shape": null if shape == null else {"class": shape.get_class(), "path": shape.resource_path.get_slice("::", 0)}})
-	var connections: Array = root.get_node("Trigger").get_signal_connection_list("body_entered").map(func(c: Dictionary) -> String: return str(c["callable"].get_method()))
+		nodes.append({"path": str(root.get_path_to(node)), "class": node.get_class(), "groups": _groups(node),
+			"shape": null if shape == null else {"class": shape.get_class(),
+				"path": shape.resource_path.get_slice("::", 0)}})
+	var connections: Array = []
+	for connection: Dictionary in root.get_node("Trigger").get_signal_connection_list("body_entered"):
+		connections.append(str(connection["callable"].get_method()))
 	var unique: Node = root.get_node_or_null("%TriggerShape")
-	print("INSPECT " + JSON.stringify({"nodes": nodes, "connections": connections, "unique": unique != null, "description": root.editor_description}))
+	print("INSPECT " + JSON.stringify({"nodes": nodes, "connections": connections, "unique": unique != null,
+		"description": root.editor_description}))
 	quit()
+
+func _groups(node: Node) -> Array:
+	var groups: Array = []
+	for group: StringName in node.get_groups():
+		if not str(group).begins_with("_"):
+			groups.append(str(group))
+	return groups
 """
 
 

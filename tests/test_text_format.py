@@ -13,6 +13,7 @@ import json
 import random
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,9 +50,9 @@ def byte_edits(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
-def run_check(godot_bin: str, files: dict[str, bytes], folder: Path) -> list[dict[str, object]]:
+def run_check(godot_bin: str, files: dict[str, bytes], folder: Path) -> list[dict[str, Any]]:
     paths = []
-    for number, (name, data) in enumerate(files.items()):
+    for number, data in enumerate(files.values()):
         path = folder / f"{number:04d}.tres"
         path.write_bytes(data)
         paths.append(str(path))
@@ -68,9 +69,9 @@ def test_fast_paths_and_tokenizer_agree_on_real_and_hostile_files(godot_bin: str
     files = sources()
     results = run_check(godot_bin, files, tmp_path)
     assert len(results) == len(files)
-    for name, result in zip(files, results):
+    for name, result in zip(files, results, strict=True):
         assert result["fast"] == result["slow"], name
-    clean = [name for name, result in zip(files, results) if not result["slow"]["script"]]
+    clean = [name for name, result in zip(files, results, strict=True) if not result["slow"]["script"]]
     assert any(name.startswith("tests/fixtures") for name in clean), "no real file read as clean"
 
 
@@ -79,7 +80,7 @@ def test_fast_paths_and_tokenizer_agree_on_damaged_files(godot_bin: str, tmp_pat
     originals = list(sources().values())
     files = {f"damaged/{i}": byte_edits(rng.choice(originals), rng) for i in range(3000)}
     results = run_check(godot_bin, files, tmp_path)
-    disagreements = [name for name, result in zip(files, results) if result["fast"] != result["slow"]]
+    disagreements = [name for name, result in zip(files, results, strict=True) if result["fast"] != result["slow"]]
     assert disagreements == [], [(name, files[name][:300]) for name in disagreements[:3]]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from conftest import run_cli, snapshot
 pytestmark = pytest.mark.godot
 
 
-def read(bridge: Bridge, project: Path, path: str, **extra: object) -> dict[str, object]:
+def read(bridge: Bridge, project: Path, path: str, **extra: object) -> dict[str, Any]:
     return bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": path, **extra})
 
 
