@@ -39,7 +39,6 @@ from .errors import (
 )
 from .version import __version__
 
-
 # A library stays quiet unless its user configures logging; the command line shows these on stderr.
 logging.getLogger("bridge").addHandler(logging.NullHandler())
 

@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import Any, Iterable, Iterator, Union
+from typing import Any, Union
 
 from . import engine as engines
 from .errors import from_wire
@@ -63,8 +64,9 @@ class Bridge:
 
     # ----- requests --------------------------------------------------------------------------
 
-    def run(self, request: Item) -> Reply:
-        """Serve one request, a decoded JSON object (or its text); return its reply."""
+    def run(self, request: Any) -> Reply:
+        """Serve one request, a decoded JSON object (or its text); return its reply. Anything else
+        gets an error reply too."""
         (reply,) = self._pool.map([request])
         return reply
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import logging
 import math
 import os
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, NoReturn, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from . import paths
 from . import engine as engines
+from . import paths
 from .engine import DEFAULT_TIMEOUT
 from .errors import BridgeError
 from .version import __version__
@@ -48,7 +50,8 @@ def _global_options(top: bool) -> _Parser:
     options.add_argument("--verbose", action="store_true", default=default(False),
                          help="echo engine output to stderr")
     options.add_argument("--no-import", action="store_true", default=default(False),
-                         help="answer not_imported instead of importing the project when a request needs an imported asset")
+                         help="answer not_imported instead of importing the project when a request needs "
+                         "an imported asset")
     return options
 
 
@@ -68,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("request", nargs="?", default="-",
                      help="a JSON object, @FILE, or - (default) to read it from stdin")
     batch = commands.add_parser("batch", parents=[common], help="serve JSON Lines, replies in input order",
-                                description="Serve one request per input line; print one reply per line, in input order.")
+                                description="Serve one request per input line; print one reply per line, "
+                                "in input order.")
     batch.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - (default) for stdin")
     batch.add_argument("--jobs", "-j", type=int, default=_cores(), metavar="N",
                        help=f"engine workers serving the batch at once (default: the number of cores, {_cores()})")
@@ -155,10 +159,8 @@ def _prewarm(bridge: Bridge, request: Any, count: int) -> None:
     on (~0.2 s each way). A project that is not one gets its error reply from the request itself."""
     project = request.get("project_path") if isinstance(request, dict) else None
     if isinstance(project, str) and request.get("allow_scripts") is not True:
-        try:
+        with contextlib.suppress(BridgeError):
             bridge.prewarm(project, count)
-        except BridgeError:
-            pass
 
 
 def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:

@@ -4,7 +4,8 @@ engine left.
 Editing a scene or updating a resource in place is read-modify-write inside the engine, so two
 bridge processes (or two workers of one) changing the same file could lose an update. Such a
 request therefore holds an exclusive `flock` on the files it writes, from before it is sent until
-its reply arrives or its engine is dead. Every other write replaces its file whole by a rename, which needs no lock (decisions.md §6).
+its reply arrives or its engine is dead. Every other write replaces its file whole by a rename,
+which needs no lock (decisions.md §6).
 Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`), one per target, named by a
 hash of the target's real path: nothing is ever created in the project for them.
 
@@ -15,13 +16,14 @@ that engine is dead, `sweep()` removes the temps its pid left beside the files i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .engine import cache_dir
 from .errors import SaveFailed, Timeout
@@ -151,10 +153,8 @@ def restore(taken: Snapshot) -> list[Path]:
                 temp.write_bytes(old)
                 os.replace(temp, path)
         except OSError:
-            try:
+            with contextlib.suppress(OSError):
                 temp.unlink(missing_ok=True)
-            except OSError:
-                pass
             continue
         restored.append(path)
     return restored

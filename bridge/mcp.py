@@ -7,6 +7,7 @@ project serves the whole session and a dead or stuck engine is replaced on the n
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -192,10 +193,8 @@ class ToolServer:
         # Start the engine while the client is still connecting; a failure here recurs, as an
         # error reply, on the first call.
         def start() -> None:
-            try:
+            with contextlib.suppress(BridgeError):
                 self.bridge.prewarm(project, wait=True)
-            except BridgeError:
-                pass
 
         async with self._lock:
             await anyio.to_thread.run_sync(start)

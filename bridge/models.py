@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from typing import Annotated, Any, ClassVar, Literal, Sequence, Union, get_args
+from collections.abc import Sequence
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -306,15 +307,14 @@ class ErrorReply(Reply):
     error: ErrorDetail
 
 
-REPLY_ADAPTER: TypeAdapter[Union[OkReply, ErrorReply]] = TypeAdapter(
-    Annotated[Union[OkReply, ErrorReply], Field(discriminator="result")]
+REPLY_ADAPTER: TypeAdapter[OkReply | ErrorReply] = TypeAdapter(
+    Annotated[OkReply | ErrorReply, Field(discriminator="result")]
 )
 """Validates a reply (tests hold every reply of the case files to it)."""
 
 
 AnyRequest = Annotated[
-    Union[ResourceRead, MaterialCreate, ShapeCreate, StyleBoxCreate, ResourceDuplicate, ResourceUpdate,
-          ResourceCreate],
+    ResourceRead | MaterialCreate | ShapeCreate | StyleBoxCreate | ResourceDuplicate | ResourceUpdate | ResourceCreate,
     Field(discriminator="op"),
 ]
 REQUEST_ADAPTER: TypeAdapter[AnyRequest] = TypeAdapter(AnyRequest)

@@ -39,10 +39,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Callable, Iterable, Iterator, Sequence
 
 from . import engine as engines
 from . import imports, locks

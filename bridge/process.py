@@ -7,11 +7,13 @@ by a deadline its caller passes down, so a stop has one time budget however many
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
-from typing import IO, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import IO
 
 import psutil
 
@@ -93,10 +95,8 @@ class EngineProcess:
         _close(stream)
 
     def terminate(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._proc.terminate()
-        except OSError:
-            pass
 
     def wait(self, deadline: float) -> int | None:
         """Wait for the engine to exit until `deadline` (at least MIN_WAIT); return its exit status."""
@@ -115,10 +115,8 @@ class EngineProcess:
         except psutil.Error:
             children = []
         for victim in children:
-            try:
+            with contextlib.suppress(psutil.Error):
                 victim.kill()
-            except psutil.Error:
-                pass
         try:
             proc.kill()
             # The engine leads its own session: this reaches children that left the tree too.
@@ -153,7 +151,5 @@ class EngineProcess:
 
 def _close(stream: IO[bytes] | None) -> None:
     if stream is not None:
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.close()
-        except (OSError, ValueError):
-            pass

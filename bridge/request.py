@@ -17,7 +17,7 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
@@ -34,7 +34,7 @@ _ROOTS_CACHED = 64
 
 Reply = dict[str, Any]
 """A reply as it goes out: `result` "ok" with the operation's data, or "error" with `error`."""
-Item = Union[str, dict[str, Any]]
+Item = str | dict[str, Any]
 """One request as a caller hands it over: its JSON text, or the decoded object."""
 
 READ, WRITE = 0, 1
@@ -114,7 +114,7 @@ class Roots:
         return known
 
 
-def prepare(item: Item, roots: Roots) -> Job | Reply:
+def prepare(item: Any, roots: Roots) -> Job | Reply:
     """Turn one request (its text, or the decoded object) into a Job, or into its error reply."""
     raw: Any = None
     try:

@@ -29,7 +29,8 @@ import select
 import subprocess
 import sys
 import time
-from typing import IO, Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, Any
 
 from .errors import EngineCrashed, InvalidRequest, Timeout
 from .frames import Garbled, ReplyScanner

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -48,7 +49,7 @@ def test_a_token_and_a_header_split_across_every_byte() -> None:
 @given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
 def test_any_split_gives_the_same_frames(cuts: list[int]) -> None:
     bounds = [0, *sorted(cuts), len(STREAM)]
-    assert scan([STREAM[a:b] for a, b in zip(bounds, bounds[1:])])[0] == BODIES
+    assert scan([STREAM[a:b] for a, b in itertools.pairwise(bounds)])[0] == BODIES
 
 
 def test_a_mebibyte_line_passes_as_chatter_and_the_frame_after_it_is_found() -> None:
