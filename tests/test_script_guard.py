@@ -137,6 +137,8 @@ def _try_mutation(seed: int, project: Path, guarded: Bridge, allowed: Bridge) ->
     return ran
 
 
+# 150 examples, each with a one-shot engine for its allowed read: ~90 s alone on 2 cores.
+@pytest.mark.timeout(400)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_no_layout_of_a_scripted_resource_gets_past_the_check(
