@@ -70,7 +70,14 @@ func _process(_delta: float) -> bool:
 	var payload: PackedByteArray = OS.read_buffer_from_stdin(header.get_string_from_ascii().to_int())
 	var request: Variant = JSON.parse_string(payload.get_string_from_utf8())
 	if typeof(request) != TYPE_DICTIONARY:
-		_send({"seq": -1, "ok": false, "error": {"code": Job.INVALID_JSON, "message": "the engine received a request that is not a JSON object"}})
+		_send(
+			{
+				"seq": -1,
+				"ok": false,
+				"error":
+				{"code": Job.INVALID_JSON, "message": "the engine received a request that is not a JSON object"}
+			}
+		)
 		return false
 	_send(_serve(request))
 	return false

@@ -7,20 +7,23 @@ const Guard = preload("safety/guard.gd")
 const Paths = preload("safety/paths.gd")
 const Creating = preload("creating.gd")
 
-
+const _ASSETS_KEPT: int = 256
 
 ## The imported assets kept loaded between requests (the engine's cache holds a resource only as
 ## long as something else does), res -> [import stamp when loaded (see _import_stamp()), resource],
 ## least recently used first; the worker's memory limit (bridge/worker.py) bounds the rest.
 static var _assets: Dictionary = {}
-const _ASSETS_KEPT: int = 256
 
 
 ## Return `path` as a normalised res:// path inside the project, or "" after failing the job.
 static func confine(path: String, job: Job, where: String) -> String:
 	var inner: String = path.trim_prefix("res://")
 	if inner.is_empty() or inner.is_absolute_path() or inner.contains("://") or inner.to_utf8_buffer().has(0):
-		job.fail(Job.INVALID_PATH, "%s: %s must be a path relative to the project (or start with res://)" % [where, JSON.stringify(path)], where)
+		job.fail(
+			Job.INVALID_PATH,
+			"%s: %s must be a path relative to the project (or start with res://)" % [where, JSON.stringify(path)],
+			where
+		)
 		return ""
 	var simple: String = ("res://" + inner).simplify_path()
 	if simple.begins_with("res://..") or simple == "res://":
@@ -28,7 +31,11 @@ static func confine(path: String, job: Job, where: String) -> String:
 		return ""
 	var real: String = Paths.real(simple)
 	if not Paths.inside(real):
-		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s leads outside the project through a symbolic link" % [where, JSON.stringify(path)], where)
+		job.fail(
+			Job.PATH_OUTSIDE_PROJECT,
+			"%s: %s leads outside the project through a symbolic link" % [where, JSON.stringify(path)],
+			where
+		)
 		return ""
 	for named: String in [simple, Paths.to_res(real)]:
 		if named == "res://project.godot" or named.begins_with("res://.godot/"):
@@ -50,10 +57,16 @@ static func load_fresh(path: String, job: Job, where: String, copy: bool = false
 		return null
 	# Held until the load below has taken them from the cache, which holds nothing by itself.
 	var fresh: Array[Resource] = _refresh_dependencies(files)
-	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE if copy else ResourceLoader.CACHE_MODE_REPLACE)
+	var loaded: Resource = ResourceLoader.load(
+		path, "", ResourceLoader.CACHE_MODE_IGNORE if copy else ResourceLoader.CACHE_MODE_REPLACE
+	)
 	fresh.clear()
 	if loaded == null:
-		job.fail(Job.LOAD_FAILED, "%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))], where)
+		job.fail(
+			Job.LOAD_FAILED,
+			"%s: the engine could not load %s (%s)" % [where, path, Job.error_name(_load_error(path))],
+			where
+		)
 	return loaded
 
 
@@ -128,7 +141,11 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 	if typeof(value) == TYPE_DICTIONARY and typeof(value.get("path")) == TYPE_STRING:
 		named = value["path"]
 	if typeof(named) != TYPE_STRING:
-		job.fail(Job.INVALID_VALUE, "%s: give a resource as a path string or null, not %s" % [where, JSON.stringify(value)], where)
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: give a resource as a path string or null, not %s" % [where, JSON.stringify(value)],
+			where
+		)
 		return null
 	var text: String = named
 	var path: String = confine(text.get_slice("::", 0), job, where)
@@ -138,11 +155,19 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 	if not job.failed() and text.contains("::"):
 		loaded = _embedded(loaded, path + "::" + text.get_slice("::", 1), {})
 		if loaded == null:
-			job.fail(Job.NOT_FOUND, "%s: %s has no sub-resource %s" % [where, path, JSON.stringify(text.get_slice("::", 1))], where)
+			job.fail(
+				Job.NOT_FOUND,
+				"%s: %s has no sub-resource %s" % [where, path, JSON.stringify(text.get_slice("::", 1))],
+				where
+			)
 	if job.failed():
 		return null
 	if typeof(value) == TYPE_DICTIONARY and value.get("type") != loaded.get_class():
-		job.fail(Job.INVALID_VALUE, "%s: %s is a %s, not a %s" % [where, text, loaded.get_class(), JSON.stringify(value.get("type"))], where)
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: %s is a %s, not a %s" % [where, text, loaded.get_class(), JSON.stringify(value.get("type"))],
+			where
+		)
 		return null
 	var accepted: PackedStringArray = hint.split(",", false)
 	for cls: String in accepted:
@@ -150,7 +175,11 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 			return loaded
 	if accepted.is_empty():
 		return loaded
-	job.fail(Job.INVALID_VALUE, "%s: %s is a %s, but this property takes %s" % [where, text, loaded.get_class(), " or ".join(accepted)], where)
+	job.fail(
+		Job.INVALID_VALUE,
+		"%s: %s is a %s, but this property takes %s" % [where, text, loaded.get_class(), " or ".join(accepted)],
+		where
+	)
 	return null
 
 
@@ -158,18 +187,37 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 static func _made(value: Dictionary, hint: String, job: Job, where: String) -> Resource:
 	for key: Variant in value:
 		if key not in ["type", "properties"]:
-			job.fail(Job.INVALID_VALUE, "%s: a new resource is {\"type\", \"properties\"}, not %s" % [where, JSON.stringify(key)], where)
+			job.fail(
+				Job.INVALID_VALUE,
+				'%s: a new resource is {"type", "properties"}, not %s' % [where, JSON.stringify(key)],
+				where
+			)
 			return null
 	var properties: Variant = value.get("properties", {})
 	if typeof(properties) != TYPE_DICTIONARY:
 		job.fail(Job.INVALID_VALUE, "%s.properties must be an object" % where, where)
 		return null
 	var accepted: PackedStringArray = hint.split(",", false)
-	if not accepted.is_empty() and not Array(accepted).any(func(cls: String) -> bool: return ClassDB.class_exists(value["type"]) and ClassDB.is_parent_class(value["type"], cls.strip_edges())):
-		job.fail(Job.INVALID_VALUE, "%s: a %s cannot go here: this property takes %s" % [where, JSON.stringify(value["type"]), " or ".join(accepted)], where)
+	if not accepted.is_empty() and not _is_one_of(value["type"], accepted):
+		job.fail(
+			Job.INVALID_VALUE,
+			(
+				"%s: a %s cannot go here: this property takes %s"
+				% [where, JSON.stringify(value["type"]), " or ".join(accepted)]
+			),
+			where
+		)
 		return null
 	# A class refused here is a bad value, not a bad type member of the request.
 	return Creating.make(value["type"], properties, job, where, where + ".properties", Job.INVALID_VALUE)[0]
+
+
+## Whether `type` names a class that is (or inherits) one of `classes`.
+static func _is_one_of(type: Variant, classes: PackedStringArray) -> bool:
+	for cls: String in classes:
+		if ClassDB.class_exists(type) and ClassDB.is_parent_class(type, cls.strip_edges()):
+			return true
+	return false
 
 
 ## The resource with resource_path `path` among those nested in `owner`, or null.
@@ -190,7 +238,7 @@ static func _embedded_in(value: Variant, path: String, seen: Dictionary) -> Reso
 	if value is Resource:
 		return _embedded(value, path, seen)
 	if typeof(value) == TYPE_ARRAY or typeof(value) == TYPE_DICTIONARY:
-		for item: Variant in (value if typeof(value) == TYPE_ARRAY else value.values()):
+		for item: Variant in value if typeof(value) == TYPE_ARRAY else value.values():
 			var found: Resource = _embedded_in(item, path, seen)
 			if found != null:
 				return found

@@ -16,8 +16,8 @@ extends RefCounted
 const Job = preload("job.gd")
 const Paths = preload("safety/paths.gd")
 
-static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
-static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
+static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
+static var _ext_line: RegEx = RegEx.create_from_string('(?m)^\\[ext_resource ([^\\n]*?)path="([^"]+)"([^\\n]*)\\]$')
 ## One DirAccess for every folder check and rename (each DirAccess.*_absolute call makes its own),
 ## opened on the project's real path: under the worker's settings pack a DirAccess on res:// sees
 ## only the pack (see safety/paths.gd).
@@ -27,7 +27,9 @@ static var _project: DirAccess = null
 ## Save `resource` as res:// `path`; `where` names the request member for errors, `member` the
 ## one whose values `values_set` (name -> value) the request set. Return what undo() needs to put
 ## the target back as it was (empty once the job failed).
-static func save(resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = "") -> Dictionary:
+static func save(
+	resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = ""
+) -> Dictionary:
 	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
 		return {}
@@ -107,7 +109,9 @@ static func undo(done: Dictionary) -> void:
 static func temp_path(path: String) -> String:
 	# path_join, not "%s/%s": for a file at the project root the folder is "res://", and under the
 	# worker's settings pack "res:///x" names /x at the file system root (see safety/paths.gd).
-	return path.get_base_dir().path_join(".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()])
+	return path.get_base_dir().path_join(
+		".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
+	)
 
 
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
@@ -122,27 +126,51 @@ static func uid_of(path: String) -> String:
 		var at: int = head.find("uid://")
 		if at < 0 or candidate == path and not head.begins_with("[gd_"):
 			return ""
-		return head.substr(at, head.find("\"", at) - at).strip_edges() if head.find("\"", at) > 0 else head.substr(at).strip_edges()
+		return (
+			head.substr(at, head.find('"', at) - at).strip_edges()
+			if head.find('"', at) > 0
+			else head.substr(at).strip_edges()
+		)
 	return ""
 
 
 # ----- the steps of a write ---------------------------------------------------------------------
 
+
 ## Check the target and make its folders: {real, folder, temp, made, old, mode}, or fail the job.
 static func _begin(path: String, job: Job, where: String) -> Dictionary:
 	var real: String = Paths.real(path)
 	if not Paths.inside(real):
-		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s now resolves outside the project (to %s); nothing was written" % [where, path, real], where)
+		job.fail(
+			Job.PATH_OUTSIDE_PROJECT,
+			"%s: %s now resolves outside the project (to %s); nothing was written" % [where, path, real],
+			where
+		)
 		return {}
 	var inside: String = Paths.to_res(real)
 	if inside == "res://project.godot" or inside.begins_with("res://.godot/"):
-		job.fail(Job.INVALID_PATH, "%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside], where)
+		job.fail(
+			Job.INVALID_PATH,
+			"%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside],
+			where
+		)
 		return {}
 	if _dir().dir_exists(real):
-		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			"%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path],
+			where
+		)
 		return {}
-	var write: Dictionary = {"path": path, "real": real, "folder": real.get_base_dir(), "temp": temp_path(real),
-		"made": [], "old": null, "mode": -1}
+	var write: Dictionary = {
+		"path": path,
+		"real": real,
+		"folder": real.get_base_dir(),
+		"temp": temp_path(real),
+		"made": [],
+		"old": null,
+		"mode": -1
+	}
 	if FileAccess.file_exists(real):
 		write["old"] = FileAccess.get_file_as_bytes(real)
 		if not _writable(real, write, job, where):
@@ -158,16 +186,29 @@ static func _writable(real: String, write: Dictionary, job: Job, where: String) 
 	var mode: int = FileAccess.get_unix_permissions(real)
 	write["mode"] = mode
 	if mode & (FileAccess.UNIX_WRITE_OWNER | FileAccess.UNIX_WRITE_GROUP | FileAccess.UNIX_WRITE_OTHER) == 0:
-		job.fail(Job.SAVE_FAILED, "%s: %s is read-only (ERR_FILE_NO_PERMISSION); nothing was written" % [where, write["path"]], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			"%s: %s is read-only (ERR_FILE_NO_PERMISSION); nothing was written" % [where, write["path"]],
+			where
+		)
 		return false
 	return true
 
 
 ## Load the temp file fresh and fail unless it encodes exactly as `resource` does.
-static func _prove_resource(resource: Resource, write: Dictionary, job: Job, where: String, values_set: Dictionary, member: String) -> void:
+static func _prove_resource(
+	resource: Resource, write: Dictionary, job: Job, where: String, values_set: Dictionary, member: String
+) -> void:
 	var written: Resource = ResourceLoader.load(write["temp"], "", ResourceLoader.CACHE_MODE_IGNORE)
 	if written == null:
-		job.fail(Job.SAVE_FAILED, "%s: the file written for %s does not load back (ERR_FILE_CORRUPT); nothing was written" % [where, write["path"]], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			(
+				"%s: the file written for %s does not load back (ERR_FILE_CORRUPT); nothing was written"
+				% [where, write["path"]]
+			),
+			where
+		)
 		return
 	# Each value the request set must read back: a property can stop being stored when another is
 	# set (StandardMaterial3D.normal_enabled under per-vertex shading loses its STORAGE flag), and
@@ -185,9 +226,23 @@ static func _prove_resource(resource: Resource, write: Dictionary, job: Job, whe
 	if name.is_empty():
 		return
 	if values_set.has(name):
-		job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: the saved file holds %s; nothing was written" % [member, name, resource.get_class(), name, _shown(written.get(name))], member)
+		job.fail(
+			Job.INVALID_VALUE,
+			(
+				"%s.%s: %s.%s would not keep this value: the saved file holds %s; nothing was written"
+				% [member, name, resource.get_class(), name, _shown(written.get(name))]
+			),
+			member
+		)
 	else:
-		job.fail(Job.SAVE_FAILED, "%s: the file written for %s does not hold what was meant (%s differs); nothing was written" % [where, write["path"], name if not name.is_empty() else "its class"], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			(
+				"%s: the file written for %s does not hold what was meant (%s differs); nothing was written"
+				% [where, write["path"], name if not name.is_empty() else "its class"]
+			),
+			where
+		)
 
 
 ## The first stored property whose value differs between the two objects ("the class" when their
@@ -249,14 +304,25 @@ static func _shown(value: Variant) -> String:
 
 ## Fail the job for an error of the engine's save or of a file operation.
 static func _fail_save(write: Dictionary, job: Job, where: String, err: Error) -> void:
-	job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s); nothing was written" % [where, write["path"], Job.error_name(err)], where)
+	job.fail(
+		Job.SAVE_FAILED,
+		"%s: the engine could not save %s (%s); nothing was written" % [where, write["path"], Job.error_name(err)],
+		where
+	)
 
 
 ## Check the folder still resolves where it did, then rename the temp file over the target; on any
 ## failure, remove the temp file and the folders made. Return what undo() needs, or {}.
 static func _finish(write: Dictionary, job: Job, where: String) -> Dictionary:
 	if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
-		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: a folder on the way to %s was replaced while it was being written; nothing was written" % [where, write["path"]], where)
+		job.fail(
+			Job.PATH_OUTSIDE_PROJECT,
+			(
+				"%s: a folder on the way to %s was replaced while it was being written; nothing was written"
+				% [where, write["path"]]
+			),
+			where
+		)
 	if not job.failed():
 		if write["mode"] >= 0:
 			FileAccess.set_unix_permissions(write["temp"], write["mode"])
@@ -277,16 +343,19 @@ static func _stamp(temp: String, uid: String) -> Error:
 		return ERR_FILE_CORRUPT
 	var newline: int = text.find("\n")
 	var header: String = _uid_attr.sub(text.substr(0, newline), "")
-	header = header.trim_suffix("]") + " uid=\"%s\"]" % uid
+	header = header.trim_suffix("]") + ' uid="%s"]' % uid
 	var body: String = text.substr(newline)
 	var patched: String = ""
 	var last: int = 0
 	for found: RegExMatch in _ext_line.search_all(body):
 		var target_uid: String = uid_of(found.get_string(2))
-		if target_uid.is_empty() or found.get_string(0).contains(" uid=\""):
+		if target_uid.is_empty() or found.get_string(0).contains(' uid="'):
 			continue
 		patched += body.substr(last, found.get_start() - last)
-		patched += "[ext_resource %suid=\"%s\" path=\"%s\"%s]" % [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
+		patched += (
+			'[ext_resource %suid="%s" path="%s"%s]'
+			% [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
+		)
 		last = found.get_end()
 	patched += body.substr(last)
 	return _store(temp, (header + patched).to_utf8_buffer())
@@ -318,7 +387,11 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 	var probe: String = folder
 	while not _dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
 		if FileAccess.file_exists(probe):
-			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, Paths.to_res(probe)], where)
+			job.fail(
+				Job.SAVE_FAILED,
+				"%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, Paths.to_res(probe)],
+				where
+			)
 			return []
 		missing.push_front(probe)
 		probe = probe.get_base_dir()
@@ -327,7 +400,11 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 		var err: Error = _dir().make_dir(each)
 		if err != OK:
 			_remove_folders(made)
-			job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, Paths.to_res(each), Job.error_name(err)], where)
+			job.fail(
+				Job.SAVE_FAILED,
+				"%s: could not create folder %s (%s)" % [where, Paths.to_res(each), Job.error_name(err)],
+				where
+			)
 			return []
 		made.append(each)
 	return made
