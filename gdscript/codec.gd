@@ -5,7 +5,6 @@ extends RefCounted
 ## job with invalid_value; encode() turns a Variant into JSON that decode() accepts back unchanged.
 
 const Job = preload("job.gd")
-const Resources = preload("resources.gd")
 
 ## PROPERTY_HINT_DICTIONARY_TYPE, which has a name only since Godot 4.4.
 const _HINT_DICTIONARY_TYPE: int = 38
@@ -40,6 +39,19 @@ const _PACKED_ELEMENT: Dictionary = {
 const _BYTE_LIKE: float = 16.0
 
 static var _enums: Dictionary = {}
+## How values of Resource properties convert: resource_values.gd's from_value() and to_value(),
+## handed over by main.gd through use_resource_values(). That file cannot be preloaded here: it
+## needs props.gd, which needs this file.
+static var _resource_from: Callable
+static var _resource_to: Callable
+
+
+## Convert Resource values with `from_value` (value, hint string, job, where) -> Resource and
+## `to_value` (resource, depth, expanded) -> JSON; see resource_values.gd.
+static func use_resource_values(from_value: Callable, to_value: Callable) -> void:
+	_resource_from = from_value
+	_resource_to = to_value
+
 
 # ----- JSON -> Variant -------------------------------------------------------------------------
 
@@ -51,7 +63,7 @@ static func decode(value: Variant, info: Dictionary, owner: String, job: Job, wh
 	var hint: int = info.get("hint", PROPERTY_HINT_NONE)
 	var hint_string: String = info.get("hint_string", "")
 	if type == TYPE_OBJECT:
-		return Resources.from_value(value, hint_string, job, where)
+		return _resource_from.call(value, hint_string, job, where)
 	if type == TYPE_INT:
 		return _integer(value, owner, info, job, where)
 	var typed: bool = (
@@ -421,7 +433,7 @@ static func _typed_dictionary(value: Dictionary, spec: String, job: Job, where: 
 
 
 ## Convert `value` to JSON. Resources are expanded `depth` levels deep, then given as paths; each
-## only once per reply: `expanded` holds those expanded already (see Resources.to_value).
+## only once per reply: `expanded` holds those expanded already (see resource_values.gd).
 static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Variant:
 	match typeof(value):
 		TYPE_NIL, TYPE_BOOL, TYPE_INT, TYPE_STRING:
@@ -462,7 +474,7 @@ static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Var
 				out[str(key)] = encode(value[key], depth, expanded)
 			return out
 		TYPE_OBJECT:
-			return Resources.to_value(value, depth, expanded)
+			return _resource_to.call(value, depth, expanded)
 	if typeof(value) == TYPE_ARRAY or _PACKED_ELEMENT.has(typeof(value)):
 		var items: Array = []
 		for item: Variant in value:

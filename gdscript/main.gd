@@ -10,8 +10,10 @@ extends MainLoop
 ## for a SceneTree. The bridge also starts the engine with its own settings pack (see
 ## tools/make_pack.gd), so `res://` resolves against the working folder, which is the project.
 
+const Codec = preload("codec.gd")
 const Job = preload("job.gd")
 const Paths = preload("safety/paths.gd")
+const ResourceValues = preload("resource_values.gd")
 const OPERATIONS: Dictionary = {
 	"resource_read": preload("ops/resource_read.gd"),
 	"material_create": preload("ops/material_create.gd"),
@@ -36,6 +38,7 @@ func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	_token = args[0] if args.size() > 0 else ""
 	Paths.set_root(args[1] if args.size() > 1 else OS.get_environment("PWD"))
+	Codec.use_resource_values(ResourceValues.from_value, ResourceValues.to_value)
 	# Headless, the engine cannot draw, so it sleeps this long after every frame (6.9 ms by
 	# default), which capped a worker at ~145 requests/s. Reading stdin blocks while idle anyway.
 	OS.low_processor_usage_mode_sleep_usec = 0
