@@ -3,25 +3,23 @@ extends RefCounted
 ##
 ## Every write: find the target's real path (links followed) and check that it lies in the project,
 ## outside .godot/; make the missing folders one at a time, noting each; write a temp file beside
-## the real target; prove it (a resource, loaded fresh from it, must encode exactly as the resource
-## in memory; bytes, read back, must be the same bytes); check that the folder still resolves to the
-## same real place; rename over the target. A failure at any step removes the temp file and the
-## folders this write made, and nothing else: a link on the way stays, and so does the old file.
+## the real target (atomic_write.gd); prove it (a resource, loaded fresh from it, must encode
+## exactly as the resource in memory; bytes, read back, must be the same bytes); check that the
+## folder still resolves to the same real place; rename over the target. A failure at any step
+## removes the temp file and the folders this write made, and nothing else: a link on the way
+## stays, and so does the old file.
 ##
 ## Why load the file back: the engine's savers do not see a write that fails at close (the file is
 ## flushed by fclose, whose result the engine ignores), so on a nearly full disk ResourceSaver.save
 ## returns OK for a file cut short. And why re-check the folder: the target was checked when the
 ## request came in, but a folder on the way may have become a link since.
 
+const AtomicWrite = preload("atomic_write.gd")
 const Job = preload("job.gd")
 const Paths = preload("safety/paths.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
 static var _ext_line: RegEx = RegEx.create_from_string('(?m)^\\[ext_resource ([^\\n]*?)path="([^"]+)"([^\\n]*)\\]$')
-## One DirAccess for every folder check and rename (each DirAccess.*_absolute call makes its own),
-## opened on the project's real path: under the worker's settings pack a DirAccess on res:// sees
-## only the pack (see safety/paths.gd).
-static var _project: DirAccess = null
 
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors, `member` the
@@ -81,7 +79,7 @@ static func write_bytes(path: String, bytes: PackedByteArray, job: Job, where: S
 	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
 		return {}
-	var err: Error = _store(write["temp"], bytes)
+	var err: Error = AtomicWrite.store(write["temp"], bytes)
 	if err == OK and FileAccess.get_file_as_bytes(write["temp"]) != bytes:
 		err = ERR_FILE_CANT_WRITE
 	if err != OK:
@@ -99,19 +97,7 @@ static func undo(done: Dictionary) -> void:
 		DirAccess.remove_absolute(real)
 		_remove_folders(done["made"])
 		return
-	var temp: String = temp_path(real)
-	if _store(temp, done["old"]) != OK or _dir().rename(temp, real) != OK:
-		DirAccess.remove_absolute(temp)
-
-
-## A temp file beside `path`, named by this process's id: the bridge removes those of an engine
-## it had to kill (bridge/locks.py).
-static func temp_path(path: String) -> String:
-	# path_join, not "%s/%s": for a file at the project root the folder is "res://", and under the
-	# worker's settings pack "res:///x" names /x at the file system root (see safety/paths.gd).
-	return path.get_base_dir().path_join(
-		".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
-	)
+	AtomicWrite.replace(real, done["old"], done["mode"])
 
 
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
@@ -155,7 +141,7 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 			where
 		)
 		return {}
-	if _dir().dir_exists(real):
+	if Paths.project_dir().dir_exists(real):
 		job.fail(
 			Job.SAVE_FAILED,
 			"%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path],
@@ -166,7 +152,7 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		"path": path,
 		"real": real,
 		"folder": real.get_base_dir(),
-		"temp": temp_path(real),
+		"temp": AtomicWrite.temp_path(real),
 		"made": [],
 		"old": null,
 		"mode": -1
@@ -324,13 +310,11 @@ static func _finish(write: Dictionary, job: Job, where: String) -> Dictionary:
 			where
 		)
 	if not job.failed():
-		if write["mode"] >= 0:
-			FileAccess.set_unix_permissions(write["temp"], write["mode"])
-		var err: Error = _dir().rename(write["temp"], write["real"])
+		var err: Error = AtomicWrite.commit(write["temp"], write["real"], write["mode"])
 		if err == OK:
 			return write
 		_fail_save(write, job, where, err)
-	DirAccess.remove_absolute(write["temp"])
+	AtomicWrite.discard(write["temp"])
 	_remove_folders(write["made"])
 	return {}
 
@@ -358,26 +342,7 @@ static func _stamp(temp: String, uid: String) -> Error:
 		)
 		last = found.get_end()
 	patched += body.substr(last)
-	return _store(temp, (header + patched).to_utf8_buffer())
-
-
-## Write `bytes` as the whole file at `path` (absolute), with every step's error checked.
-static func _store(path: String, bytes: PackedByteArray) -> Error:
-	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
-	if file == null:
-		return FileAccess.get_open_error()
-	# store_buffer() returns nothing before Godot 4.4, and close() drops the error of its flush:
-	# callers prove the bytes by reading them back.
-	file.store_buffer(bytes)
-	var err: Error = file.get_error()
-	file.close()
-	return err if err != ERR_FILE_EOF else OK
-
-
-static func _dir() -> DirAccess:
-	if _project == null:
-		_project = DirAccess.open(Paths.root)
-	return _project
+	return AtomicWrite.store(temp, (header + patched).to_utf8_buffer())
 
 
 ## Make each missing folder down to `folder` (a real path inside the project), one at a time; return
@@ -385,7 +350,7 @@ static func _dir() -> DirAccess:
 static func _make_folders(folder: String, job: Job, where: String) -> Array:
 	var missing: Array = []
 	var probe: String = folder
-	while not _dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
+	while not Paths.project_dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
 		if FileAccess.file_exists(probe):
 			job.fail(
 				Job.SAVE_FAILED,
@@ -397,7 +362,7 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 		probe = probe.get_base_dir()
 	var made: Array = []
 	for each: String in missing:
-		var err: Error = _dir().make_dir(each)
+		var err: Error = Paths.project_dir().make_dir(each)
 		if err != OK:
 			_remove_folders(made)
 			job.fail(
@@ -413,4 +378,4 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 ## Remove folders made by a write, innermost first (only if empty: nothing else is ever removed).
 static func _remove_folders(made: Array) -> void:
 	for i: int in range(made.size() - 1, -1, -1):
-		_dir().remove(made[i])
+		Paths.project_dir().remove(made[i])

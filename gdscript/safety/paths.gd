@@ -62,6 +62,12 @@ static func real(path: String) -> String:
 	return current if not current.is_empty() else "/"
 
 
+## A DirAccess opened on the project's real path, for checks, renames and folders by absolute
+## path (each DirAccess.*_absolute call opens one of its own).
+static func project_dir() -> DirAccess:
+	return _dir
+
+
 ## Whether a real path lies inside the project (the root itself excluded).
 static func inside(real_path: String) -> bool:
 	return real_path.begins_with(root + "/")
