@@ -9,6 +9,9 @@ extends RefCounted
 ## removes the temp file and the folders this write made, and nothing else: a link on the way
 ## stays, and so does the old file.
 ##
+## Several files are written together or not at all: stage() each (written and proven beside its
+## target), then commit() them; save() and write_bytes() do both for one file.
+##
 ## Why load the file back: the engine's savers do not see a write that fails at close (the file is
 ## flushed by fclose, whose result the engine ignores), so on a nearly full disk ResourceSaver.save
 ## returns OK for a file cut short. And why re-check the folder: the target was checked when the
@@ -23,28 +26,87 @@ static var _ext_line: RegEx = RegEx.create_from_string('(?m)^\\[ext_resource ([^
 
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors, `member` the
-## one whose values `values_set` (name -> value) the request set. Return what undo() needs to put
-## the target back as it was (empty once the job failed).
+## one whose values `values_set` (name -> value) the request set.
 static func save(
+	resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = ""
+) -> void:
+	commit([stage(resource, path, job, where, values_set, member)], job)
+
+
+## Put `bytes` in place of the file at res:// `path`, the same way.
+static func write_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> void:
+	commit([stage_bytes(path, bytes, job, where)], job)
+
+
+## Write `resource` for res:// `path` beside it and prove it, leaving the target as it is until
+## commit(): a staged write, whose "uid" is the uid the file will have (it keeps the target's).
+## {} once the job has failed, here or before; nothing this left stays then.
+static func stage(
 	resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = ""
 ) -> Dictionary:
 	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
 		return {}
 	var uid: String = uid_of(write["real"])
-	if uid.is_empty():
-		uid = ResourceUID.id_to_text(ResourceUID.create_id())
+	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
 	if resource.resource_path == path:
 		# Rewriting the file it was loaded from (a new resource names no file with ids to keep).
 		_lend_ext_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
 	var err: Error = ResourceSaver.save(resource, write["temp"])
 	if err == OK:
-		err = _stamp(write["temp"], uid)
+		err = _stamp(write["temp"], write["uid"])
 	if err == OK:
 		_prove_resource(resource, write, job, where, values_set, member)
 	if not job.failed() and err != OK:
 		_fail_save(write, job, where, err)
-	return _finish(write, job, where)
+	return _staged(write, job)
+
+
+## Write `bytes` for res:// `path` beside it and read them back, the same way as stage().
+static func stage_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> Dictionary:
+	var write: Dictionary = _begin(path, job, where)
+	if job.failed():
+		return {}
+	var err: Error = AtomicWrite.store(write["temp"], bytes)
+	if err == OK and FileAccess.get_file_as_bytes(write["temp"]) != bytes:
+		err = ERR_FILE_CANT_WRITE
+	if err != OK:
+		_fail_save(write, job, where, err)
+	return _staged(write, job)
+
+
+## Make staged writes visible together: once every folder still resolves where it did when its
+## write began, rename each temp file over its target, in order. Unless all of them are renamed,
+## none stays: when the job has failed (while staging, or here), the targets already replaced get
+## their old bytes back (a new file goes, with the folders made for it), and every temp file and
+## every folder made goes too.
+static func commit(writes: Array[Dictionary], job: Job) -> void:
+	for write: Dictionary in writes:
+		if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
+			job.fail(
+				Job.PATH_OUTSIDE_PROJECT,
+				(
+					"%s: a folder on the way to %s was replaced while it was being written; nothing was written"
+					% [write["where"], write["path"]]
+				),
+				write["where"]
+			)
+	var renamed: int = 0
+	while not job.failed() and renamed < writes.size():
+		var write: Dictionary = writes[renamed]
+		var err: Error = AtomicWrite.commit(write["temp"], write["real"], write["mode"])
+		if err != OK:
+			_fail_save(write, job, write["where"], err)
+			break
+		renamed += 1
+	if not job.failed():
+		return
+	# Innermost first: a folder made by one write may hold the file of a later one.
+	for i: int in range(writes.size() - 1, -1, -1):
+		if i < renamed:
+			_undo(writes[i])
+		elif not writes[i].is_empty():
+			_drop(writes[i])
 
 
 ## Give every file `owner` names the ext_resource id it has in the file at `path` also for the temp
@@ -74,32 +136,6 @@ static func _lend_ids_in(value: Variant, path: String, temp: String, seen: Dicti
 			_lend_ids_in(value[key], path, temp, seen)
 
 
-## Put `bytes` in place of the file at res:// `path`, the same way; return what undo() needs.
-static func write_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> Dictionary:
-	var write: Dictionary = _begin(path, job, where)
-	if job.failed():
-		return {}
-	var err: Error = AtomicWrite.store(write["temp"], bytes)
-	if err == OK and FileAccess.get_file_as_bytes(write["temp"]) != bytes:
-		err = ERR_FILE_CANT_WRITE
-	if err != OK:
-		_fail_save(write, job, where, err)
-	return _finish(write, job, where)
-
-
-## Put back what a write done by save() or write_bytes() replaced (its old bytes, or no file and
-## none of the folders it made). Atomic like the write it undoes.
-static func undo(done: Dictionary) -> void:
-	if done.is_empty():
-		return
-	var real: String = done["real"]
-	if done["old"] == null:
-		DirAccess.remove_absolute(real)
-		_remove_folders(done["made"])
-		return
-	AtomicWrite.replace(real, done["old"], done["mode"])
-
-
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
 static func uid_of(path: String) -> String:
 	for candidate: String in [path + ".import", path + ".uid", path]:
@@ -123,8 +159,11 @@ static func uid_of(path: String) -> String:
 # ----- the steps of a write ---------------------------------------------------------------------
 
 
-## Check the target and make its folders: {real, folder, temp, made, old, mode}, or fail the job.
+## Check the target and make its folders: {path, where, real, folder, temp, made, old, mode}, or
+## fail the job (or leave it failed: then nothing is checked or made).
 static func _begin(path: String, job: Job, where: String) -> Dictionary:
+	if job.failed():
+		return {}
 	var real: String = Paths.real(path)
 	if not Paths.inside(real):
 		job.fail(
@@ -150,6 +189,7 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		return {}
 	var write: Dictionary = {
 		"path": path,
+		"where": where,
 		"real": real,
 		"folder": real.get_base_dir(),
 		"temp": AtomicWrite.temp_path(real),
@@ -297,26 +337,28 @@ static func _fail_save(write: Dictionary, job: Job, where: String, err: Error) -
 	)
 
 
-## Check the folder still resolves where it did, then rename the temp file over the target; on any
-## failure, remove the temp file and the folders made. Return what undo() needs, or {}.
-static func _finish(write: Dictionary, job: Job, where: String) -> Dictionary:
-	if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
-		job.fail(
-			Job.PATH_OUTSIDE_PROJECT,
-			(
-				"%s: a folder on the way to %s was replaced while it was being written; nothing was written"
-				% [where, write["path"]]
-			),
-			where
-		)
+## `write`, staged; or {} once the job has failed, with its temp file and folders gone.
+static func _staged(write: Dictionary, job: Job) -> Dictionary:
 	if not job.failed():
-		var err: Error = AtomicWrite.commit(write["temp"], write["real"], write["mode"])
-		if err == OK:
-			return write
-		_fail_save(write, job, where, err)
+		return write
+	_drop(write)
+	return {}
+
+
+## Remove what a staged write left: its temp file and the folders it made.
+static func _drop(write: Dictionary) -> void:
 	AtomicWrite.discard(write["temp"])
 	_remove_folders(write["made"])
-	return {}
+
+
+## Put back what a committed write replaced: its old bytes (and permissions), or no file and none
+## of the folders it made. Atomic like the write it undoes.
+static func _undo(write: Dictionary) -> void:
+	if write["old"] == null:
+		DirAccess.remove_absolute(write["real"])
+		_remove_folders(write["made"])
+	else:
+		AtomicWrite.replace(write["real"], write["old"], write["mode"])
 
 
 ## Give the text resource at `temp` (an absolute path) its own uid and every external reference its

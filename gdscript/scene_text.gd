@@ -10,7 +10,6 @@ extends RefCounted
 ## look like sections is never taken for one.
 
 const Job = preload("job.gd")
-const Saving = preload("saving.gd")
 const Scan = preload("safety/scan.gd")
 const TextFormat = preload("safety/text_format.gd")
 
@@ -226,10 +225,10 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## Write `content` over the scene atomically and checked (Saving.write_bytes), once it is known to
-## parse as a scene: an edit that broke the file's syntax would be caught only when the scene is
-## next opened.
-func write(content: String, job: Job, where: String) -> void:
+## The bytes of `content` to write over the scene, once it is known to parse as a scene (an edit
+## that broke the file's syntax would be caught only when the scene is next opened); none after
+## failing the job. Writing them is saving.gd's.
+func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 	var bytes: PackedByteArray = content.to_utf8_buffer()
 	var scan: Scan = Scan.new()
 	TextFormat.new(bytes, scan).resource_file()
@@ -242,8 +241,8 @@ func write(content: String, job: Job, where: String) -> void:
 			),
 			where
 		)
-		return
-	Saving.write_bytes(path, bytes, job, where)
+		return PackedByteArray()
+	return bytes
 
 
 ## The id of an ext_resource for `saved_path`: the existing one, or a new line added to `edits`.

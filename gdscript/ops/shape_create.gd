@@ -1,7 +1,7 @@
 extends RefCounted
 ## shape_create: make a collision shape, then save it, attach it to a scene node, both, or neither.
-## With both, the scene references the saved file; when the scene cannot be written the saved file
-## is put back as it was, so the request changes both files or neither.
+## With both, the scene references the saved file, and the two files are written as one
+## (Saving.commit): both or neither.
 
 const Job = preload("../job.gd")
 const Creating = preload("../creating.gd")
@@ -32,23 +32,15 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		scene = _target(request["scene_path"], request["node_path"], type, base, job)
 	if job.failed():
 		return {}
-	if saved.is_empty():
-		if scene != null:
-			scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, "", ""), job, "scene_path")
-		return {}
-	if scene == null:
-		Saving.save(shape, saved, job, "save_path", values, "properties")
-		return {}
-	var done: Dictionary = Saving.save(shape, saved, job, "save_path", values, "properties")
-	if job.failed():
-		return {}
-	scene.write(
-		scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, Saving.uid_of(saved)),
-		job,
-		"scene_path"
-	)
-	if job.failed():
-		Saving.undo(done)
+	var writes: Array[Dictionary] = []
+	if not saved.is_empty():
+		writes.append(Saving.stage(shape, saved, job, "save_path", values, "properties"))
+	if scene != null and not job.failed():
+		# The saved file's reference carries the uid that file is getting.
+		var uid: String = writes[0]["uid"] if not saved.is_empty() else ""
+		var edited: String = scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, uid)
+		writes.append(Saving.stage_bytes(scene.path, scene.checked_bytes(edited, job, "scene_path"), job, "scene_path"))
+	Saving.commit(writes, job)
 	return {}
 
 
