@@ -11,6 +11,7 @@ const Job = preload("job.gd")
 const Creating = preload("creating.gd")
 const Props = preload("props.gd")
 const Resources = preload("resources.gd")
+const Paths = preload("safety/paths.gd")
 
 
 ## A Resource value from JSON: null, or a path to an existing resource of a class in `hint`.
@@ -32,7 +33,7 @@ static func from_value(value: Variant, hint: String, job: Job, where: String) ->
 		)
 		return null
 	var text: String = named
-	var path: String = Resources.confine(text.get_slice("::", 0), job, where)
+	var path: String = Paths.confine(text.get_slice("::", 0), job, where)
 	if job.failed():
 		return null
 	var loaded: Resource = Resources.load_fresh(path, job, where)

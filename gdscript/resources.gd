@@ -3,7 +3,6 @@ extends RefCounted
 
 const Job = preload("job.gd")
 const Guard = preload("safety/guard.gd")
-const Paths = preload("safety/paths.gd")
 
 const _ASSETS_KEPT: int = 256
 
@@ -11,35 +10,6 @@ const _ASSETS_KEPT: int = 256
 ## long as something else does), res -> [import stamp when loaded (see _import_stamp()), resource],
 ## least recently used first; the worker's memory limit (bridge/worker.py) bounds the rest.
 static var _assets: Dictionary = {}
-
-
-## Return `path` as a normalised res:// path inside the project, or "" after failing the job.
-static func confine(path: String, job: Job, where: String) -> String:
-	var inner: String = path.trim_prefix("res://")
-	if inner.is_empty() or inner.is_absolute_path() or inner.contains("://") or inner.to_utf8_buffer().has(0):
-		job.fail(
-			Job.INVALID_PATH,
-			"%s: %s must be a path relative to the project (or start with res://)" % [where, JSON.stringify(path)],
-			where
-		)
-		return ""
-	var simple: String = ("res://" + inner).simplify_path()
-	if simple.begins_with("res://..") or simple == "res://":
-		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s leads outside the project" % [where, JSON.stringify(path)], where)
-		return ""
-	var real: String = Paths.real(simple)
-	if not Paths.inside(real):
-		job.fail(
-			Job.PATH_OUTSIDE_PROJECT,
-			"%s: %s leads outside the project through a symbolic link" % [where, JSON.stringify(path)],
-			where
-		)
-		return ""
-	for named: String in [simple, Paths.to_res(real)]:
-		if named == "res://project.godot" or named.begins_with("res://.godot/"):
-			job.fail(Job.INVALID_PATH, "%s: %s points at the engine's own files" % [where, JSON.stringify(path)], where)
-			return ""
-	return simple
 
 
 ## Load the resource at res:// `path` fresh from disk, after guard.gd has found that loading it runs

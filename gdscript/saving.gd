@@ -173,7 +173,7 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		)
 		return {}
 	var inside: String = Paths.to_res(real)
-	if inside == "res://project.godot" or inside.begins_with("res://.godot/"):
+	if Paths.is_engine_file(inside):
 		job.fail(
 			Job.INVALID_PATH,
 			"%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside],
