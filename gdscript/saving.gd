@@ -191,7 +191,7 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		"path": path,
 		"where": where,
 		"real": real,
-		"folder": real.get_base_dir(),
+		"folder": _parent(real),
 		"temp": AtomicWrite.temp_path(real),
 		"made": [],
 		"old": null,
@@ -401,7 +401,7 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 			)
 			return []
 		missing.push_front(probe)
-		probe = probe.get_base_dir()
+		probe = _parent(probe)
 	var made: Array = []
 	for each: String in missing:
 		var err: Error = Paths.project_dir().make_dir(each)
@@ -415,6 +415,12 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 			return []
 		made.append(each)
 	return made
+
+
+## The folder `path` (absolute) is in. Not get_base_dir(): that takes a name before ":/" anywhere in
+## the path for a drive, and never climbs above it.
+static func _parent(path: String) -> String:
+	return path.substr(0, path.rfind("/"))
 
 
 ## Remove folders made by a write, innermost first (only if empty: nothing else is ever removed).
