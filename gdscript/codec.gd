@@ -5,29 +5,56 @@ extends RefCounted
 ## job with invalid_value; encode() turns a Variant into JSON that decode() accepts back unchanged.
 
 const Job = preload("job.gd")
-const Resources = preload("resources.gd")
-
-static var _enums: Dictionary = {}
 
 ## PROPERTY_HINT_DICTIONARY_TYPE, which has a name only since Godot 4.4.
 const _HINT_DICTIONARY_TYPE: int = 38
 
 const _VECTOR_KEYS: Array[String] = ["x", "y", "z", "w"]
 const _WIDTHS: Dictionary = {
-	TYPE_VECTOR2: 2, TYPE_VECTOR2I: 2, TYPE_VECTOR3: 3, TYPE_VECTOR3I: 3,
-	TYPE_VECTOR4: 4, TYPE_VECTOR4I: 4, TYPE_RECT2: 4, TYPE_RECT2I: 4,
-	TYPE_QUATERNION: 4, TYPE_PLANE: 4, TYPE_AABB: 6,
+	TYPE_VECTOR2: 2,
+	TYPE_VECTOR2I: 2,
+	TYPE_VECTOR3: 3,
+	TYPE_VECTOR3I: 3,
+	TYPE_VECTOR4: 4,
+	TYPE_VECTOR4I: 4,
+	TYPE_RECT2: 4,
+	TYPE_RECT2I: 4,
+	TYPE_QUATERNION: 4,
+	TYPE_PLANE: 4,
+	TYPE_AABB: 6,
 }
 const _PACKED_ELEMENT: Dictionary = {
-	TYPE_PACKED_BYTE_ARRAY: TYPE_INT, TYPE_PACKED_INT32_ARRAY: TYPE_INT,
-	TYPE_PACKED_INT64_ARRAY: TYPE_INT, TYPE_PACKED_FLOAT32_ARRAY: TYPE_FLOAT,
-	TYPE_PACKED_FLOAT64_ARRAY: TYPE_FLOAT, TYPE_PACKED_STRING_ARRAY: TYPE_STRING,
-	TYPE_PACKED_VECTOR2_ARRAY: TYPE_VECTOR2, TYPE_PACKED_VECTOR3_ARRAY: TYPE_VECTOR3,
-	TYPE_PACKED_COLOR_ARRAY: TYPE_COLOR, TYPE_PACKED_VECTOR4_ARRAY: TYPE_VECTOR4,
+	TYPE_PACKED_BYTE_ARRAY: TYPE_INT,
+	TYPE_PACKED_INT32_ARRAY: TYPE_INT,
+	TYPE_PACKED_INT64_ARRAY: TYPE_INT,
+	TYPE_PACKED_FLOAT32_ARRAY: TYPE_FLOAT,
+	TYPE_PACKED_FLOAT64_ARRAY: TYPE_FLOAT,
+	TYPE_PACKED_STRING_ARRAY: TYPE_STRING,
+	TYPE_PACKED_VECTOR2_ARRAY: TYPE_VECTOR2,
+	TYPE_PACKED_VECTOR3_ARRAY: TYPE_VECTOR3,
+	TYPE_PACKED_COLOR_ARRAY: TYPE_COLOR,
+	TYPE_PACKED_VECTOR4_ARRAY: TYPE_VECTOR4,
 }
+## A colour whose components are all whole numbers and one at least this large was written in 0-255.
+const _BYTE_LIKE: float = 16.0
+
+static var _enums: Dictionary = {}
+## How values of Resource properties convert: resource_values.gd's from_value() and to_value(),
+## handed over by main.gd through use_resource_values(). That file cannot be preloaded here: it
+## needs props.gd, which needs this file.
+static var _resource_from: Callable
+static var _resource_to: Callable
+
+
+## Convert Resource values with `from_value` (value, hint string, job, where) -> Resource and
+## `to_value` (resource, depth, expanded) -> JSON; see resource_values.gd.
+static func use_resource_values(from_value: Callable, to_value: Callable) -> void:
+	_resource_from = from_value
+	_resource_to = to_value
 
 
 # ----- JSON -> Variant -------------------------------------------------------------------------
+
 
 ## Convert `value` for a property described by `info` (an entry of get_property_list()).
 ## `owner` is the class that has the property; it names the enum of an integer property.
@@ -36,10 +63,13 @@ static func decode(value: Variant, info: Dictionary, owner: String, job: Job, wh
 	var hint: int = info.get("hint", PROPERTY_HINT_NONE)
 	var hint_string: String = info.get("hint_string", "")
 	if type == TYPE_OBJECT:
-		return Resources.from_value(value, hint_string, job, where)
+		return _resource_from.call(value, hint_string, job, where)
 	if type == TYPE_INT:
 		return _integer(value, owner, info, job, where)
-	var typed: bool = hint in [PROPERTY_HINT_ARRAY_TYPE, PROPERTY_HINT_TYPE_STRING, _HINT_DICTIONARY_TYPE] and not hint_string.is_empty()
+	var typed: bool = (
+		hint in [PROPERTY_HINT_ARRAY_TYPE, PROPERTY_HINT_TYPE_STRING, _HINT_DICTIONARY_TYPE]
+		and not hint_string.is_empty()
+	)
 	if type == TYPE_ARRAY and typed and typeof(value) == TYPE_ARRAY:
 		return _typed_array(value, element_info(hint_string), job, where)
 	if type == TYPE_ARRAY and not typed:
@@ -66,9 +96,6 @@ static func decode_type(value: Variant, type: int, job: Job, where: String) -> V
 				return type_convert(value, type)
 		TYPE_COLOR:
 			return _color(value, job, where)
-		TYPE_VECTOR2, TYPE_VECTOR2I, TYPE_VECTOR3, TYPE_VECTOR3I, TYPE_VECTOR4, TYPE_VECTOR4I, \
-		TYPE_RECT2, TYPE_RECT2I, TYPE_QUATERNION, TYPE_PLANE, TYPE_AABB:
-			return _fixed(value, type, job, where)
 		TYPE_TRANSFORM2D, TYPE_BASIS, TYPE_TRANSFORM3D, TYPE_PROJECTION:
 			return _matrix(value, type, job, where)
 		TYPE_ARRAY:
@@ -78,6 +105,8 @@ static func decode_type(value: Variant, type: int, job: Job, where: String) -> V
 			if typeof(value) == TYPE_DICTIONARY:
 				return value
 		_:
+			if _WIDTHS.has(type):  # vectors, rects, quaternions, planes, AABBs
+				return _fixed(value, type, job, where)
 			if _PACKED_ELEMENT.has(type):
 				return _packed(value, type, job, where)
 	job.fail(Job.INVALID_VALUE, "%s: %s is not a valid %s" % [where, shown(value), type_string(type)], where)
@@ -130,7 +159,10 @@ static func is_flags(owner: String, info: Dictionary) -> bool:
 	if info.get("hint", PROPERTY_HINT_NONE) == PROPERTY_HINT_FLAGS:
 		return true
 	var qualified: String = enum_of(owner, info)
-	return qualified.contains(".") and ClassDB.is_class_enum_bitfield(qualified.get_slice(".", 0), qualified.get_slice(".", 1))
+	return (
+		qualified.contains(".")
+		and ClassDB.is_class_enum_bitfield(qualified.get_slice(".", 0), qualified.get_slice(".", 1))
+	)
 
 
 ## The "Class.Enum" of an integer property, or "". Property info leaves it out, but the
@@ -165,11 +197,17 @@ static func _packed_setter_type(owner: String, name: String, listed: int) -> int
 
 static func _by_name(text: String, named: Dictionary, flags: bool, job: Job, where: String) -> Variant:
 	var total: int = 0
-	for part: String in (text.split("|") if flags else PackedStringArray([text])):
+	for part: String in text.split("|") if flags else PackedStringArray([text]):
 		var constant: String = part.strip_edges()
 		if not named.has(constant):
-			var hint: String = "; it takes " + _listed(named, flags) if not named.is_empty() else "; it takes plain integers"
-			job.fail(Job.INVALID_VALUE, "%s: %s is not a constant of this property%s" % [where, JSON.stringify(constant), hint], where)
+			var hint: String = (
+				"; it takes " + _listed(named, flags) if not named.is_empty() else "; it takes plain integers"
+			)
+			job.fail(
+				Job.INVALID_VALUE,
+				"%s: %s is not a constant of this property%s" % [where, JSON.stringify(constant), hint],
+				where
+			)
 			return null
 		total |= named[constant]
 	return total
@@ -203,10 +241,6 @@ static func _float(value: Variant, job: Job, where: String) -> Variant:
 	return null
 
 
-## A colour whose components are all whole numbers and one at least this large was written in 0-255.
-const _BYTE_LIKE: float = 16.0
-
-
 static func _color(value: Variant, job: Job, where: String) -> Variant:
 	var parts: Array = []
 	if typeof(value) == TYPE_STRING:
@@ -224,11 +258,28 @@ static func _color(value: Variant, job: Job, where: String) -> Variant:
 		if parts.all(_is_integral) and parts.max() >= _BYTE_LIKE:
 			# [255, 128, 0] is a colour written in 0-255; the engine would keep it as a very bright HDR
 			# colour. A real HDR colour that bright is rare, and has a fraction or a "#" form.
-			job.fail(Job.INVALID_VALUE, "%s: %s looks like 0-255 components, but a color's go from 0 to 1: write [%s] or \"#%s\" (for a bright HDR color, give fractions, e.g. 16.5)" % [where, shown(value), ", ".join(parts.slice(0, 3).map(func(part: float) -> String: return String.num(part / 255.0, 3))), Color(parts[0] / 255.0, parts[1] / 255.0, parts[2] / 255.0).to_html(false)], where)
+			job.fail(Job.INVALID_VALUE, _byte_components(value, parts, where), where)
 			return null
 		return Color(parts[0], parts[1], parts[2], parts[3])
-	job.fail(Job.INVALID_VALUE, "%s: %s is not a color; give \"#rrggbb\", \"#rrggbbaa\", {\"r\", \"g\", \"b\"[, \"a\"]} or [r, g, b[, a]]" % [where, shown(value)], where)
+	job.fail(
+		Job.INVALID_VALUE,
+		(
+			'%s: %s is not a color; give "#rrggbb", "#rrggbbaa", {"r", "g", "b"[, "a"]} or [r, g, b[, a]]'
+			% [where, shown(value)]
+		),
+		where
+	)
 	return null
+
+
+## Why a colour given in 0-255 components is refused, with what it probably meant.
+static func _byte_components(value: Variant, parts: Array, where: String) -> String:
+	var scaled: Array = parts.slice(0, 3).map(func(part: float) -> String: return String.num(part / 255.0, 3))
+	var html: String = Color(parts[0] / 255.0, parts[1] / 255.0, parts[2] / 255.0).to_html(false)
+	return (
+		"%s: %s looks like 0-255 components, but a color's go from 0 to 1: " % [where, shown(value)]
+		+ 'write [%s] or "#%s" (for a bright HDR color, give fractions, e.g. 16.5)' % [", ".join(scaled), html]
+	)
 
 
 static func _fixed(value: Variant, type: int, job: Job, where: String) -> Variant:
@@ -243,7 +294,14 @@ static func _fixed(value: Variant, type: int, job: Job, where: String) -> Varian
 				numbers.append(value[key])
 	var integral: bool = type in [TYPE_VECTOR2I, TYPE_VECTOR3I, TYPE_VECTOR4I, TYPE_RECT2I]
 	if numbers.size() != width or not numbers.all(_is_number) or (integral and not numbers.all(_is_integral)):
-		job.fail(Job.INVALID_VALUE, "%s: %s is not a %s; give an array of %d %s" % [where, shown(value), type_string(type), width, "integers" if integral else "numbers"], where)
+		job.fail(
+			Job.INVALID_VALUE,
+			(
+				"%s: %s is not a %s; give an array of %d %s"
+				% [where, shown(value), type_string(type), width, "integers" if integral else "numbers"]
+			),
+			where
+		)
 		return null
 	var n: Array = numbers
 	match type:
@@ -272,7 +330,10 @@ static func _fixed(value: Variant, type: int, job: Job, where: String) -> Varian
 
 static func _matrix(value: Variant, type: int, job: Job, where: String) -> Variant:
 	var shapes: Dictionary = {
-		TYPE_TRANSFORM2D: [3, 2], TYPE_BASIS: [3, 3], TYPE_TRANSFORM3D: [4, 3], TYPE_PROJECTION: [4, 4],
+		TYPE_TRANSFORM2D: [3, 2],
+		TYPE_BASIS: [3, 3],
+		TYPE_TRANSFORM3D: [4, 3],
+		TYPE_PROJECTION: [4, 4],
 	}
 	var columns: int = shapes[type][0]
 	var rows: int = shapes[type][1]
@@ -281,7 +342,14 @@ static func _matrix(value: Variant, type: int, job: Job, where: String) -> Varia
 		for column: Variant in value:
 			ok = ok and typeof(column) == TYPE_ARRAY and column.size() == rows and column.all(_is_number)
 	if not ok:
-		job.fail(Job.INVALID_VALUE, "%s: %s is not a %s; give %d column arrays of %d numbers" % [where, shown(value), type_string(type), columns, rows], where)
+		job.fail(
+			Job.INVALID_VALUE,
+			(
+				"%s: %s is not a %s; give %d column arrays of %d numbers"
+				% [where, shown(value), type_string(type), columns, rows]
+			),
+			where
+		)
 		return null
 	var c: Array = value
 	match type:
@@ -338,7 +406,9 @@ static func _typed_array(value: Array, element: Dictionary, job: Job, where: Str
 			return null
 	if element["type"] == TYPE_NIL:
 		return items
-	var cls: StringName = StringName(str(element["hint_string"]).get_slice(",", 0)) if element["type"] == TYPE_OBJECT else &""
+	var cls: StringName = (
+		StringName(str(element["hint_string"]).get_slice(",", 0)) if element["type"] == TYPE_OBJECT else &""
+	)
 	return Array(items, element["type"], cls, null)
 
 
@@ -361,8 +431,9 @@ static func _typed_dictionary(value: Dictionary, spec: String, job: Job, where: 
 
 # ----- Variant -> JSON -------------------------------------------------------------------------
 
+
 ## Convert `value` to JSON. Resources are expanded `depth` levels deep, then given as paths; each
-## only once per reply: `expanded` holds those expanded already (see Resources.to_value).
+## only once per reply: `expanded` holds those expanded already (see resource_values.gd).
 static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Variant:
 	match typeof(value):
 		TYPE_NIL, TYPE_BOOL, TYPE_INT, TYPE_STRING:
@@ -384,13 +455,17 @@ static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Var
 		TYPE_PLANE:
 			return _numbers([value.normal.x, value.normal.y, value.normal.z, value.d])
 		TYPE_AABB:
-			return _numbers([value.position.x, value.position.y, value.position.z, value.size.x, value.size.y, value.size.z])
+			return _numbers(
+				[value.position.x, value.position.y, value.position.z, value.size.x, value.size.y, value.size.z]
+			)
 		TYPE_TRANSFORM2D:
 			return [encode(value.x, 0), encode(value.y, 0), encode(value.origin, 0)]
 		TYPE_BASIS:
 			return [encode(value.x, 0), encode(value.y, 0), encode(value.z, 0)]
 		TYPE_TRANSFORM3D:
-			return [encode(value.basis.x, 0), encode(value.basis.y, 0), encode(value.basis.z, 0), encode(value.origin, 0)]
+			return [
+				encode(value.basis.x, 0), encode(value.basis.y, 0), encode(value.basis.z, 0), encode(value.origin, 0)
+			]
 		TYPE_PROJECTION:
 			return [encode(value.x, 0), encode(value.y, 0), encode(value.z, 0), encode(value.w, 0)]
 		TYPE_DICTIONARY:
@@ -399,7 +474,7 @@ static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Var
 				out[str(key)] = encode(value[key], depth, expanded)
 			return out
 		TYPE_OBJECT:
-			return Resources.to_value(value, depth, expanded)
+			return _resource_to.call(value, depth, expanded)
 	if typeof(value) == TYPE_ARRAY or _PACKED_ELEMENT.has(typeof(value)):
 		var items: Array = []
 		for item: Variant in value:
@@ -421,6 +496,7 @@ static func _numbers(values: Array) -> Array:
 
 
 # ----- helpers ---------------------------------------------------------------------------------
+
 
 static func _is_number(value: Variant) -> bool:
 	return typeof(value) == TYPE_FLOAT or typeof(value) == TYPE_INT

@@ -30,8 +30,9 @@ static func refusal(type: String) -> String:
 ## the values as set (for Saving.save to prove)]; [null, {}] after failing `job`. `where` names the
 ## member that gave the class, `member` the one that gave the values; a class that cannot be
 ## created fails the job with `refused`.
-static func make(type: String, properties: Dictionary, job: Job, where: String, member: String,
-		refused: String = Job.INVALID_TYPE) -> Array:
+static func make(
+	type: String, properties: Dictionary, job: Job, where: String, member: String, refused: String = Job.INVALID_TYPE
+) -> Array:
 	var why: String = refusal(type)
 	if not why.is_empty():
 		job.fail(refused, "%s %s cannot be created: %s" % [where, JSON.stringify(type), why], where)

@@ -78,7 +78,9 @@ static func md5(path: String) -> String:
 ## it for dest_md5; from the cache while each file's size and time of change hold.
 static func _joined_md5(paths: Array) -> String:
 	var key: String = "|".join(paths.map(func(path: Variant) -> String: return str(path)))
-	var stamps: Array = paths.map(func(path: Variant) -> Array: return [FileAccess.get_modified_time(str(path)), FileAccess.get_size(str(path))])
+	var stamps: Array = paths.map(
+		func(path: Variant) -> Array: return [FileAccess.get_modified_time(str(path)), FileAccess.get_size(str(path))]
+	)
 	var known: Array = _hashes.get(key, [])
 	if not known.is_empty() and known[0] == stamps:
 		return known[1]

@@ -10,8 +10,10 @@ extends MainLoop
 ## for a SceneTree. The bridge also starts the engine with its own settings pack (see
 ## tools/make_pack.gd), so `res://` resolves against the working folder, which is the project.
 
+const Codec = preload("codec.gd")
 const Job = preload("job.gd")
 const Paths = preload("safety/paths.gd")
+const ResourceValues = preload("resource_values.gd")
 const OPERATIONS: Dictionary = {
 	"resource_read": preload("ops/resource_read.gd"),
 	"material_create": preload("ops/material_create.gd"),
@@ -36,6 +38,7 @@ func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	_token = args[0] if args.size() > 0 else ""
 	Paths.set_root(args[1] if args.size() > 1 else OS.get_environment("PWD"))
+	Codec.use_resource_values(ResourceValues.from_value, ResourceValues.to_value)
 	# Headless, the engine cannot draw, so it sleeps this long after every frame (6.9 ms by
 	# default), which capped a worker at ~145 requests/s. Reading stdin blocks while idle anyway.
 	OS.low_processor_usage_mode_sleep_usec = 0
@@ -70,7 +73,14 @@ func _process(_delta: float) -> bool:
 	var payload: PackedByteArray = OS.read_buffer_from_stdin(header.get_string_from_ascii().to_int())
 	var request: Variant = JSON.parse_string(payload.get_string_from_utf8())
 	if typeof(request) != TYPE_DICTIONARY:
-		_send({"seq": -1, "ok": false, "error": {"code": Job.INVALID_JSON, "message": "the engine received a request that is not a JSON object"}})
+		_send(
+			{
+				"seq": -1,
+				"ok": false,
+				"error":
+				{"code": Job.INVALID_JSON, "message": "the engine received a request that is not a JSON object"}
+			}
+		)
 		return false
 	_send(_serve(request))
 	return false

@@ -7,6 +7,35 @@ const Codec = preload("codec.gd")
 ## Members a request may never set: they would attach code or move the file.
 const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
 const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
+## Types same() compares with is_equal_approx(), and those it compares element by element.
+const _APPROXIMATE: Array[int] = [
+	TYPE_VECTOR2,
+	TYPE_VECTOR3,
+	TYPE_VECTOR4,
+	TYPE_COLOR,
+	TYPE_QUATERNION,
+	TYPE_PLANE,
+	TYPE_RECT2,
+	TYPE_AABB,
+	TYPE_BASIS,
+	TYPE_TRANSFORM2D,
+	TYPE_TRANSFORM3D,
+]
+const _ELEMENTWISE: Array[int] = [
+	TYPE_ARRAY,
+	TYPE_PACKED_FLOAT32_ARRAY,
+	TYPE_PACKED_FLOAT64_ARRAY,
+	TYPE_PACKED_VECTOR2_ARRAY,
+	TYPE_PACKED_VECTOR3_ARRAY,
+	TYPE_PACKED_COLOR_ARRAY,
+	TYPE_PACKED_VECTOR4_ARRAY,
+]
+## Godot 3 material classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
+## bridge/models.py has the shape ones, which the front end checks.
+const _GODOT_3_NAMES: Dictionary = {
+	"SpatialMaterial": "StandardMaterial3D",
+	"ParticlesMaterial": "ParticleProcessMaterial",
+}
 
 ## infos() of a just-instantiated object, by class: every instance of a class has these properties
 ## (with these types), and get_property_list() is the costliest call of a request (~0.2 ms for a
@@ -43,7 +72,11 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 			job.fail(Job.INVALID_REQUEST, "%s has a key that is not a string" % member, member)
 			return {}
 		if name in FORBIDDEN:
-			job.fail(Job.FORBIDDEN_PROPERTY, "%s may not set %s: it would attach code or move the file" % [member, name], member)
+			job.fail(
+				Job.FORBIDDEN_PROPERTY,
+				"%s may not set %s: it would attach code or move the file" % [member, name],
+				member
+			)
 			return {}
 		if not known.has(name) and not asked_object:
 			known = infos(target)
@@ -54,10 +87,20 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 				known[name] = item
 		if not known.has(name) and target is Animation and name == "tracks/%d/type" % target.get_track_count():
 			# A track is made by naming its type; its other tracks/N/* properties exist from then on.
-			known[name] = {"name": name, "type": TYPE_STRING, "hint": PROPERTY_HINT_NONE, "hint_string": "", "usage": PROPERTY_USAGE_DEFAULT}
+			known[name] = {
+				"name": name,
+				"type": TYPE_STRING,
+				"hint": PROPERTY_HINT_NONE,
+				"hint_string": "",
+				"usage": PROPERTY_USAGE_DEFAULT
+			}
 			asked_object = false
 		if not known.has(name):
-			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())], member)
+			job.fail(
+				Job.UNKNOWN_PROPERTY,
+				"%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())],
+				member
+			)
 			return {}
 		var where: String = "%s.%s" % [member, name]
 		var info: Dictionary = known[name]
@@ -73,12 +116,32 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 			return {}
 		target.set(name, value)
 		if not same(target.get(name), value):
-			job.fail(Job.INVALID_VALUE, "%s: the engine did not accept %s for %s.%s (it reads back %s)" % [where, Codec.shown(values[name]), target.get_class(), name, JSON.stringify(Codec.encode(target.get(name), 0))], member)
+			job.fail(
+				Job.INVALID_VALUE,
+				(
+					"%s: the engine did not accept %s for %s.%s (it reads back %s)"
+					% [
+						where,
+						Codec.shown(values[name]),
+						target.get_class(),
+						name,
+						JSON.stringify(Codec.encode(target.get(name), 0))
+					]
+				),
+				member
+			)
 			return {}
 		values_set[name] = value
 	for name: String in values_set:
 		if not same(target.get(name), values_set[name]):
-			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: another property reset it" % [member, name, target.get_class(), name], member)
+			job.fail(
+				Job.INVALID_VALUE,
+				(
+					"%s.%s: %s.%s would not keep this value: another property reset it"
+					% [member, name, target.get_class(), name]
+				),
+				member
+			)
 			return {}
 	return values_set
 
@@ -98,7 +161,17 @@ static func check_stored(target: Object, names: Array, job: Job, member: String)
 	var now: Dictionary = infos(target)
 	for name: String in names:
 		if not now.has(name) or now[name]["usage"] & PROPERTY_USAGE_STORAGE == 0:
-			job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: the engine does not save it together with the other properties given" % [member, name, target.get_class(), name], member)
+			(
+				job
+				. fail(
+					Job.INVALID_VALUE,
+					(
+						"%s.%s: %s.%s would not keep this value: the engine does not save it together with the other properties given"
+						% [member, name, target.get_class(), name]
+					),
+					member
+				)
+			)
 			return
 
 
@@ -134,7 +207,14 @@ static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictiona
 	var expanded: Dictionary = {target: true}
 	for name: Variant in names:
 		if not known.has(name):
-			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(str(name), known.keys())], "properties")
+			job.fail(
+				Job.UNKNOWN_PROPERTY,
+				(
+					"%s has no property %s%s"
+					% [target.get_class(), JSON.stringify(name), suggest(str(name), known.keys())]
+				),
+				"properties"
+			)
 			return {}
 		out[name] = Codec.encode(target.get(name), depth, expanded)
 	return out
@@ -145,14 +225,23 @@ static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictiona
 static func _theme_item(name: String) -> Dictionary:
 	var parts: PackedStringArray = name.split("/")
 	var kinds: Dictionary = {
-		"colors": [TYPE_COLOR, ""], "constants": [TYPE_INT, ""], "font_sizes": [TYPE_INT, ""],
-		"fonts": [TYPE_OBJECT, "Font"], "icons": [TYPE_OBJECT, "Texture2D"], "styles": [TYPE_OBJECT, "StyleBox"],
+		"colors": [TYPE_COLOR, ""],
+		"constants": [TYPE_INT, ""],
+		"font_sizes": [TYPE_INT, ""],
+		"fonts": [TYPE_OBJECT, "Font"],
+		"icons": [TYPE_OBJECT, "Texture2D"],
+		"styles": [TYPE_OBJECT, "StyleBox"],
 	}
 	if parts.size() != 3 or parts[0].is_empty() or parts[2].is_empty() or not kinds.has(parts[1]):
 		return {}
 	var kind: Array = kinds[parts[1]]
-	return {"name": name, "type": kind[0], "hint": PROPERTY_HINT_RESOURCE_TYPE if kind[0] == TYPE_OBJECT else PROPERTY_HINT_NONE,
-			"hint_string": kind[1], "usage": PROPERTY_USAGE_DEFAULT}
+	return {
+		"name": name,
+		"type": kind[0],
+		"hint": PROPERTY_HINT_RESOURCE_TYPE if kind[0] == TYPE_OBJECT else PROPERTY_HINT_NONE,
+		"hint_string": kind[1],
+		"usage": PROPERTY_USAGE_DEFAULT
+	}
 
 
 ## Curve._data from JSON: an untyped array of 5-tuples (position, left tangent, right tangent, left
@@ -212,7 +301,12 @@ static func _same_loosely(a: Variant, b: Variant) -> bool:
 	if typeof(a) in numbers and typeof(b) in numbers:
 		return is_equal_approx(float(a), float(b))
 	# TYPE_ARRAY and the packed arrays after it
-	if typeof(a) >= TYPE_ARRAY and typeof(a) <= TYPE_PACKED_VECTOR4_ARRAY and typeof(b) >= TYPE_ARRAY and typeof(b) <= TYPE_PACKED_VECTOR4_ARRAY:
+	if (
+		typeof(a) >= TYPE_ARRAY
+		and typeof(a) <= TYPE_PACKED_VECTOR4_ARRAY
+		and typeof(b) >= TYPE_ARRAY
+		and typeof(b) <= TYPE_PACKED_VECTOR4_ARRAY
+	):
 		if a.size() != b.size():
 			return false
 		for i: int in a.size():
@@ -229,31 +323,24 @@ static func same(a: Variant, b: Variant) -> bool:
 	var type: int = typeof(a)
 	if type != typeof(b):
 		# null and an object compare as values; any other two types differ.
-		return (type == TYPE_NIL or type == TYPE_OBJECT) and (typeof(b) == TYPE_NIL or typeof(b) == TYPE_OBJECT) and a == b
+		return (
+			(type == TYPE_NIL or type == TYPE_OBJECT) and (typeof(b) == TYPE_NIL or typeof(b) == TYPE_OBJECT) and a == b
+		)
 	match type:
 		TYPE_FLOAT:
 			return is_equal_approx(a, b) or (is_nan(a) and is_nan(b))
 		TYPE_DICTIONARY:
 			return _same_entries(a, b)
-		TYPE_VECTOR2, TYPE_VECTOR3, TYPE_VECTOR4, TYPE_COLOR, TYPE_QUATERNION, TYPE_PLANE, \
-		TYPE_RECT2, TYPE_AABB, TYPE_BASIS, TYPE_TRANSFORM2D, TYPE_TRANSFORM3D:
-			return a.is_equal_approx(b)
-		TYPE_ARRAY, TYPE_PACKED_FLOAT32_ARRAY, TYPE_PACKED_FLOAT64_ARRAY, TYPE_PACKED_VECTOR2_ARRAY, \
-		TYPE_PACKED_VECTOR3_ARRAY, TYPE_PACKED_COLOR_ARRAY, TYPE_PACKED_VECTOR4_ARRAY:
-			if a.size() != b.size():
+	if type in _APPROXIMATE:
+		return a.is_equal_approx(b)
+	if type in _ELEMENTWISE:
+		if a.size() != b.size():
+			return false
+		for i: int in a.size():
+			if not same(a[i], b[i]):
 				return false
-			for i: int in a.size():
-				if not same(a[i], b[i]):
-					return false
-			return true
+		return true
 	return a == b
-
-
-## Godot 3 material classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
-## bridge/models.py has the shape ones, which the front end checks.
-const _GODOT_3_NAMES: Dictionary = {
-	"SpatialMaterial": "StandardMaterial3D", "ParticlesMaterial": "ParticleProcessMaterial",
-}
 
 
 ## "; did you mean ..." for a class name that is not one of `accepted`: the same name in another

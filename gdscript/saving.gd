@@ -3,48 +3,110 @@ extends RefCounted
 ##
 ## Every write: find the target's real path (links followed) and check that it lies in the project,
 ## outside .godot/; make the missing folders one at a time, noting each; write a temp file beside
-## the real target; prove it (a resource, loaded fresh from it, must encode exactly as the resource
-## in memory; bytes, read back, must be the same bytes); check that the folder still resolves to the
-## same real place; rename over the target. A failure at any step removes the temp file and the
-## folders this write made, and nothing else: a link on the way stays, and so does the old file.
+## the real target (atomic_write.gd); prove it (a resource, loaded fresh from it, must encode
+## exactly as the resource in memory; bytes, read back, must be the same bytes); check that the
+## folder still resolves to the same real place; rename over the target. A failure at any step
+## removes the temp file and the folders this write made, and nothing else: a link on the way
+## stays, and so does the old file.
+##
+## Several files are written together or not at all: stage() each (written and proven beside its
+## target), then commit() them; save() and write_bytes() do both for one file.
 ##
 ## Why load the file back: the engine's savers do not see a write that fails at close (the file is
 ## flushed by fclose, whose result the engine ignores), so on a nearly full disk ResourceSaver.save
 ## returns OK for a file cut short. And why re-check the folder: the target was checked when the
 ## request came in, but a folder on the way may have become a link since.
 
+const AtomicWrite = preload("atomic_write.gd")
 const Job = preload("job.gd")
 const Paths = preload("safety/paths.gd")
 
-static var _uid_attr: RegEx = RegEx.create_from_string(" uid=\"uid://[^\"]*\"")
-static var _ext_line: RegEx = RegEx.create_from_string("(?m)^\\[ext_resource ([^\\n]*?)path=\"([^\"]+)\"([^\\n]*)\\]$")
-## One DirAccess for every folder check and rename (each DirAccess.*_absolute call makes its own),
-## opened on the project's real path: under the worker's settings pack a DirAccess on res:// sees
-## only the pack (see safety/paths.gd).
-static var _project: DirAccess = null
+static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
+static var _ext_line: RegEx = RegEx.create_from_string('(?m)^\\[ext_resource ([^\\n]*?)path="([^"]+)"([^\\n]*)\\]$')
 
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors, `member` the
-## one whose values `values_set` (name -> value) the request set. Return what undo() needs to put
-## the target back as it was (empty once the job failed).
-static func save(resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = "") -> Dictionary:
+## one whose values `values_set` (name -> value) the request set.
+static func save(
+	resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = ""
+) -> void:
+	commit([stage(resource, path, job, where, values_set, member)], job)
+
+
+## Put `bytes` in place of the file at res:// `path`, the same way.
+static func write_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> void:
+	commit([stage_bytes(path, bytes, job, where)], job)
+
+
+## Write `resource` for res:// `path` beside it and prove it, leaving the target as it is until
+## commit(): a staged write, whose "uid" is the uid the file will have (it keeps the target's).
+## {} once the job has failed, here or before; nothing this left stays then.
+static func stage(
+	resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = ""
+) -> Dictionary:
 	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
 		return {}
 	var uid: String = uid_of(write["real"])
-	if uid.is_empty():
-		uid = ResourceUID.id_to_text(ResourceUID.create_id())
+	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
 	if resource.resource_path == path:
 		# Rewriting the file it was loaded from (a new resource names no file with ids to keep).
 		_lend_ext_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
 	var err: Error = ResourceSaver.save(resource, write["temp"])
 	if err == OK:
-		err = _stamp(write["temp"], uid)
+		err = _stamp(write["temp"], write["uid"])
 	if err == OK:
 		_prove_resource(resource, write, job, where, values_set, member)
 	if not job.failed() and err != OK:
 		_fail_save(write, job, where, err)
-	return _finish(write, job, where)
+	return _staged(write, job)
+
+
+## Write `bytes` for res:// `path` beside it and read them back, the same way as stage().
+static func stage_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> Dictionary:
+	var write: Dictionary = _begin(path, job, where)
+	if job.failed():
+		return {}
+	var err: Error = AtomicWrite.store(write["temp"], bytes)
+	if err == OK and FileAccess.get_file_as_bytes(write["temp"]) != bytes:
+		err = ERR_FILE_CANT_WRITE
+	if err != OK:
+		_fail_save(write, job, where, err)
+	return _staged(write, job)
+
+
+## Make staged writes visible together: once every folder still resolves where it did when its
+## write began, rename each temp file over its target, in order. Unless all of them are renamed,
+## none stays: when the job has failed (while staging, or here), the targets already replaced get
+## their old bytes back (a new file goes, with the folders made for it), and every temp file and
+## every folder made goes too.
+static func commit(writes: Array[Dictionary], job: Job) -> void:
+	for write: Dictionary in writes:
+		if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
+			job.fail(
+				Job.PATH_OUTSIDE_PROJECT,
+				(
+					"%s: a folder on the way to %s was replaced while it was being written; nothing was written"
+					% [write["where"], write["path"]]
+				),
+				write["where"]
+			)
+	var renamed: int = 0
+	while not job.failed() and renamed < writes.size():
+		var write: Dictionary = writes[renamed]
+		var err: Error = AtomicWrite.commit(write["temp"], write["real"], write["mode"])
+		if err != OK:
+			_fail_save(write, job, write["where"], err)
+			break
+		renamed += 1
+	if not job.failed():
+		return
+	# Innermost first: a folder made by one write may hold the file of a later one.
+	for i: int in range(writes.size() - 1, -1, -1):
+		if i < renamed:
+			_undo(writes[i])
+		elif not writes[i].is_empty():
+			_drop(writes[i])
 
 
 ## Give every file `owner` names the ext_resource id it has in the file at `path` also for the temp
@@ -74,42 +136,6 @@ static func _lend_ids_in(value: Variant, path: String, temp: String, seen: Dicti
 			_lend_ids_in(value[key], path, temp, seen)
 
 
-## Put `bytes` in place of the file at res:// `path`, the same way; return what undo() needs.
-static func write_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> Dictionary:
-	var write: Dictionary = _begin(path, job, where)
-	if job.failed():
-		return {}
-	var err: Error = _store(write["temp"], bytes)
-	if err == OK and FileAccess.get_file_as_bytes(write["temp"]) != bytes:
-		err = ERR_FILE_CANT_WRITE
-	if err != OK:
-		_fail_save(write, job, where, err)
-	return _finish(write, job, where)
-
-
-## Put back what a write done by save() or write_bytes() replaced (its old bytes, or no file and
-## none of the folders it made). Atomic like the write it undoes.
-static func undo(done: Dictionary) -> void:
-	if done.is_empty():
-		return
-	var real: String = done["real"]
-	if done["old"] == null:
-		DirAccess.remove_absolute(real)
-		_remove_folders(done["made"])
-		return
-	var temp: String = temp_path(real)
-	if _store(temp, done["old"]) != OK or _dir().rename(temp, real) != OK:
-		DirAccess.remove_absolute(temp)
-
-
-## A temp file beside `path`, named by this process's id: the bridge removes those of an engine
-## it had to kill (bridge/locks.py).
-static func temp_path(path: String) -> String:
-	# path_join, not "%s/%s": for a file at the project root the folder is "res://", and under the
-	# worker's settings pack "res:///x" names /x at the file system root (see safety/paths.gd).
-	return path.get_base_dir().path_join(".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()])
-
-
 ## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
 static func uid_of(path: String) -> String:
 	for candidate: String in [path + ".import", path + ".uid", path]:
@@ -122,27 +148,55 @@ static func uid_of(path: String) -> String:
 		var at: int = head.find("uid://")
 		if at < 0 or candidate == path and not head.begins_with("[gd_"):
 			return ""
-		return head.substr(at, head.find("\"", at) - at).strip_edges() if head.find("\"", at) > 0 else head.substr(at).strip_edges()
+		return (
+			head.substr(at, head.find('"', at) - at).strip_edges()
+			if head.find('"', at) > 0
+			else head.substr(at).strip_edges()
+		)
 	return ""
 
 
 # ----- the steps of a write ---------------------------------------------------------------------
 
-## Check the target and make its folders: {real, folder, temp, made, old, mode}, or fail the job.
+
+## Check the target and make its folders: {path, where, real, folder, temp, made, old, mode}, or
+## fail the job (or leave it failed: then nothing is checked or made).
 static func _begin(path: String, job: Job, where: String) -> Dictionary:
+	if job.failed():
+		return {}
 	var real: String = Paths.real(path)
 	if not Paths.inside(real):
-		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s now resolves outside the project (to %s); nothing was written" % [where, path, real], where)
+		job.fail(
+			Job.PATH_OUTSIDE_PROJECT,
+			"%s: %s now resolves outside the project (to %s); nothing was written" % [where, path, real],
+			where
+		)
 		return {}
 	var inside: String = Paths.to_res(real)
-	if inside == "res://project.godot" or inside.begins_with("res://.godot/"):
-		job.fail(Job.INVALID_PATH, "%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside], where)
+	if Paths.is_engine_file(inside):
+		job.fail(
+			Job.INVALID_PATH,
+			"%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside],
+			where
+		)
 		return {}
-	if _dir().dir_exists(real):
-		job.fail(Job.SAVE_FAILED, "%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path], where)
+	if Paths.project_dir().dir_exists(real):
+		job.fail(
+			Job.SAVE_FAILED,
+			"%s: %s is a folder, so no file can be saved there (ERR_ALREADY_EXISTS)" % [where, path],
+			where
+		)
 		return {}
-	var write: Dictionary = {"path": path, "real": real, "folder": real.get_base_dir(), "temp": temp_path(real),
-		"made": [], "old": null, "mode": -1}
+	var write: Dictionary = {
+		"path": path,
+		"where": where,
+		"real": real,
+		"folder": _parent(real),
+		"temp": AtomicWrite.temp_path(real),
+		"made": [],
+		"old": null,
+		"mode": -1
+	}
 	if FileAccess.file_exists(real):
 		write["old"] = FileAccess.get_file_as_bytes(real)
 		if not _writable(real, write, job, where):
@@ -158,16 +212,29 @@ static func _writable(real: String, write: Dictionary, job: Job, where: String) 
 	var mode: int = FileAccess.get_unix_permissions(real)
 	write["mode"] = mode
 	if mode & (FileAccess.UNIX_WRITE_OWNER | FileAccess.UNIX_WRITE_GROUP | FileAccess.UNIX_WRITE_OTHER) == 0:
-		job.fail(Job.SAVE_FAILED, "%s: %s is read-only (ERR_FILE_NO_PERMISSION); nothing was written" % [where, write["path"]], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			"%s: %s is read-only (ERR_FILE_NO_PERMISSION); nothing was written" % [where, write["path"]],
+			where
+		)
 		return false
 	return true
 
 
 ## Load the temp file fresh and fail unless it encodes exactly as `resource` does.
-static func _prove_resource(resource: Resource, write: Dictionary, job: Job, where: String, values_set: Dictionary, member: String) -> void:
+static func _prove_resource(
+	resource: Resource, write: Dictionary, job: Job, where: String, values_set: Dictionary, member: String
+) -> void:
 	var written: Resource = ResourceLoader.load(write["temp"], "", ResourceLoader.CACHE_MODE_IGNORE)
 	if written == null:
-		job.fail(Job.SAVE_FAILED, "%s: the file written for %s does not load back (ERR_FILE_CORRUPT); nothing was written" % [where, write["path"]], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			(
+				"%s: the file written for %s does not load back (ERR_FILE_CORRUPT); nothing was written"
+				% [where, write["path"]]
+			),
+			where
+		)
 		return
 	# Each value the request set must read back: a property can stop being stored when another is
 	# set (StandardMaterial3D.normal_enabled under per-vertex shading loses its STORAGE flag), and
@@ -185,9 +252,23 @@ static func _prove_resource(resource: Resource, write: Dictionary, job: Job, whe
 	if name.is_empty():
 		return
 	if values_set.has(name):
-		job.fail(Job.INVALID_VALUE, "%s.%s: %s.%s would not keep this value: the saved file holds %s; nothing was written" % [member, name, resource.get_class(), name, _shown(written.get(name))], member)
+		job.fail(
+			Job.INVALID_VALUE,
+			(
+				"%s.%s: %s.%s would not keep this value: the saved file holds %s; nothing was written"
+				% [member, name, resource.get_class(), name, _shown(written.get(name))]
+			),
+			member
+		)
 	else:
-		job.fail(Job.SAVE_FAILED, "%s: the file written for %s does not hold what was meant (%s differs); nothing was written" % [where, write["path"], name if not name.is_empty() else "its class"], where)
+		job.fail(
+			Job.SAVE_FAILED,
+			(
+				"%s: the file written for %s does not hold what was meant (%s differs); nothing was written"
+				% [where, write["path"], name if not name.is_empty() else "its class"]
+			),
+			where
+		)
 
 
 ## The first stored property whose value differs between the two objects ("the class" when their
@@ -249,24 +330,35 @@ static func _shown(value: Variant) -> String:
 
 ## Fail the job for an error of the engine's save or of a file operation.
 static func _fail_save(write: Dictionary, job: Job, where: String, err: Error) -> void:
-	job.fail(Job.SAVE_FAILED, "%s: the engine could not save %s (%s); nothing was written" % [where, write["path"], Job.error_name(err)], where)
+	job.fail(
+		Job.SAVE_FAILED,
+		"%s: the engine could not save %s (%s); nothing was written" % [where, write["path"], Job.error_name(err)],
+		where
+	)
 
 
-## Check the folder still resolves where it did, then rename the temp file over the target; on any
-## failure, remove the temp file and the folders made. Return what undo() needs, or {}.
-static func _finish(write: Dictionary, job: Job, where: String) -> Dictionary:
-	if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
-		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: a folder on the way to %s was replaced while it was being written; nothing was written" % [where, write["path"]], where)
+## `write`, staged; or {} once the job has failed, with its temp file and folders gone.
+static func _staged(write: Dictionary, job: Job) -> Dictionary:
 	if not job.failed():
-		if write["mode"] >= 0:
-			FileAccess.set_unix_permissions(write["temp"], write["mode"])
-		var err: Error = _dir().rename(write["temp"], write["real"])
-		if err == OK:
-			return write
-		_fail_save(write, job, where, err)
-	DirAccess.remove_absolute(write["temp"])
-	_remove_folders(write["made"])
+		return write
+	_drop(write)
 	return {}
+
+
+## Remove what a staged write left: its temp file and the folders it made.
+static func _drop(write: Dictionary) -> void:
+	AtomicWrite.discard(write["temp"])
+	_remove_folders(write["made"])
+
+
+## Put back what a committed write replaced: its old bytes (and permissions), or no file and none
+## of the folders it made. Atomic like the write it undoes.
+static func _undo(write: Dictionary) -> void:
+	if write["old"] == null:
+		DirAccess.remove_absolute(write["real"])
+		_remove_folders(write["made"])
+	else:
+		AtomicWrite.replace(write["real"], write["old"], write["mode"])
 
 
 ## Give the text resource at `temp` (an absolute path) its own uid and every external reference its
@@ -277,38 +369,22 @@ static func _stamp(temp: String, uid: String) -> Error:
 		return ERR_FILE_CORRUPT
 	var newline: int = text.find("\n")
 	var header: String = _uid_attr.sub(text.substr(0, newline), "")
-	header = header.trim_suffix("]") + " uid=\"%s\"]" % uid
+	header = header.trim_suffix("]") + ' uid="%s"]' % uid
 	var body: String = text.substr(newline)
 	var patched: String = ""
 	var last: int = 0
 	for found: RegExMatch in _ext_line.search_all(body):
 		var target_uid: String = uid_of(found.get_string(2))
-		if target_uid.is_empty() or found.get_string(0).contains(" uid=\""):
+		if target_uid.is_empty() or found.get_string(0).contains(' uid="'):
 			continue
 		patched += body.substr(last, found.get_start() - last)
-		patched += "[ext_resource %suid=\"%s\" path=\"%s\"%s]" % [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
+		patched += (
+			'[ext_resource %suid="%s" path="%s"%s]'
+			% [found.get_string(1), target_uid, found.get_string(2), found.get_string(3)]
+		)
 		last = found.get_end()
 	patched += body.substr(last)
-	return _store(temp, (header + patched).to_utf8_buffer())
-
-
-## Write `bytes` as the whole file at `path` (absolute), with every step's error checked.
-static func _store(path: String, bytes: PackedByteArray) -> Error:
-	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
-	if file == null:
-		return FileAccess.get_open_error()
-	# store_buffer() returns nothing before Godot 4.4, and close() drops the error of its flush:
-	# callers prove the bytes by reading them back.
-	file.store_buffer(bytes)
-	var err: Error = file.get_error()
-	file.close()
-	return err if err != ERR_FILE_EOF else OK
-
-
-static func _dir() -> DirAccess:
-	if _project == null:
-		_project = DirAccess.open(Paths.root)
-	return _project
+	return AtomicWrite.store(temp, (header + patched).to_utf8_buffer())
 
 
 ## Make each missing folder down to `folder` (a real path inside the project), one at a time; return
@@ -316,24 +392,38 @@ static func _dir() -> DirAccess:
 static func _make_folders(folder: String, job: Job, where: String) -> Array:
 	var missing: Array = []
 	var probe: String = folder
-	while not _dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
+	while not Paths.project_dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
 		if FileAccess.file_exists(probe):
-			job.fail(Job.SAVE_FAILED, "%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, Paths.to_res(probe)], where)
+			job.fail(
+				Job.SAVE_FAILED,
+				"%s: %s is a file, so no folder can be made there (ERR_ALREADY_EXISTS)" % [where, Paths.to_res(probe)],
+				where
+			)
 			return []
 		missing.push_front(probe)
-		probe = probe.get_base_dir()
+		probe = _parent(probe)
 	var made: Array = []
 	for each: String in missing:
-		var err: Error = _dir().make_dir(each)
+		var err: Error = Paths.project_dir().make_dir(each)
 		if err != OK:
 			_remove_folders(made)
-			job.fail(Job.SAVE_FAILED, "%s: could not create folder %s (%s)" % [where, Paths.to_res(each), Job.error_name(err)], where)
+			job.fail(
+				Job.SAVE_FAILED,
+				"%s: could not create folder %s (%s)" % [where, Paths.to_res(each), Job.error_name(err)],
+				where
+			)
 			return []
 		made.append(each)
 	return made
 
 
+## The folder `path` (absolute) is in. Not get_base_dir(): that takes a name before ":/" anywhere in
+## the path for a drive, and never climbs above it.
+static func _parent(path: String) -> String:
+	return path.substr(0, path.rfind("/"))
+
+
 ## Remove folders made by a write, innermost first (only if empty: nothing else is ever removed).
 static func _remove_folders(made: Array) -> void:
 	for i: int in range(made.size() - 1, -1, -1):
-		_dir().remove(made[i])
+		Paths.project_dir().remove(made[i])

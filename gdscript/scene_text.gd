@@ -10,16 +10,17 @@ extends RefCounted
 ## look like sections is never taken for one.
 
 const Job = preload("job.gd")
-const Saving = preload("saving.gd")
 const Scan = preload("safety/scan.gd")
 const TextFormat = preload("safety/text_format.gd")
 
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 static var _header: RegEx = RegEx.create_from_string("^\\[(\\w+)( [^\\n]*)?\\]\\s*$")
-static var _attr: RegEx = RegEx.create_from_string("(\\w+)=(\"(?:[^\"\\\\]|\\\\.)*\"|\\[[^\\]]*\\]|\\w+\\(\"[^\"]*\"\\)|[^ \\]]+)")
+static var _attr: RegEx = RegEx.create_from_string(
+	'(\\w+)=("(?:[^"\\\\]|\\\\.)*"|\\[[^\\]]*\\]|\\w+\\("[^"]*"\\)|[^ \\]]+)'
+)
 static var _property: RegEx = RegEx.create_from_string("^([\\w/:.]+) = ")
 static var _load_steps: RegEx = RegEx.create_from_string(" load_steps=(\\d+)")
-static var _reference: RegEx = RegEx.create_from_string("^(Ext|Sub)Resource\\(\"([^\"]*)\"\\)$")
+static var _reference: RegEx = RegEx.create_from_string('^(Ext|Sub)Resource\\("([^"]*)"\\)$')
 
 ## The scene's path, text and sections, each {kind, attrs, start, body_start, end, props}.
 var path: String = ""
@@ -37,7 +38,9 @@ func open(p_path: String, job: Job, where: String) -> void:
 		return
 	text = FileAccess.get_file_as_string(path)
 	if not text.begins_with("[gd_scene"):
-		job.fail(Job.LOAD_FAILED, "%s: %s is not a text scene (it does not start with [gd_scene)" % [where, path], where)
+		job.fail(
+			Job.LOAD_FAILED, "%s: %s is not a text scene (it does not start with [gd_scene)" % [where, path], where
+		)
 		return
 	sections = scan(text)
 	nodes = node_map(sections)
@@ -55,7 +58,16 @@ static func scan(source: String) -> Array[Dictionary]:
 			if header != null:
 				if not found.is_empty():
 					found[-1]["end"] = offset
-				found.append({"kind": header.get_string(1), "attrs": attributes(header.get_string(2)), "start": offset, "body_start": mini(next, source.length()), "end": source.length(), "props": {}})
+				found.append(
+					{
+						"kind": header.get_string(1),
+						"attrs": attributes(header.get_string(2)),
+						"start": offset,
+						"body_start": mini(next, source.length()),
+						"end": source.length(),
+						"props": {}
+					}
+				)
 			elif not found.is_empty():
 				var property: RegExMatch = _property.search(line)
 				if property != null:
@@ -70,7 +82,7 @@ static func attributes(header: String) -> Dictionary:
 	var attrs: Dictionary = {}
 	for found: RegExMatch in _attr.search_all(header):
 		var value: String = found.get_string(2)
-		if value.begins_with("\"") and value.ends_with("\""):
+		if value.begins_with('"') and value.ends_with('"'):
 			value = value.substr(1, value.length() - 2).c_unescape()
 		attrs[found.get_string(1)] = value
 	return attrs
@@ -94,7 +106,7 @@ static func node_map(all: Array[Dictionary]) -> Dictionary:
 
 ## Whether a line ends inside a string literal, given whether it started inside one.
 static func _inside_string_after(line: String, in_string: bool) -> bool:
-	var at: int = line.find("\"")
+	var at: int = line.find('"')
 	while at >= 0:
 		if in_string:
 			var slashes: int = 0
@@ -104,11 +116,12 @@ static func _inside_string_after(line: String, in_string: bool) -> bool:
 				in_string = false
 		else:
 			in_string = true
-		at = line.find("\"", at + 1)
+		at = line.find('"', at + 1)
 	return in_string
 
 
 # ----- what a node is --------------------------------------------------------------------------
+
 
 ## The engine class of the node at `node_path`, looking into instanced scenes; "" if there is none.
 func node_class(node_path: String) -> String:
@@ -172,6 +185,7 @@ static func _class_in_instance(all: Array[Dictionary], reference: String, node_p
 
 # ----- editing ---------------------------------------------------------------------------------
 
+
 ## The scene text with `property` of the node at `node_path` set to `resource`: a reference to
 ## its file when `saved_path` is given (one shared file), else an embedded sub-resource.
 func with_resource(node_path: String, property: String, resource: Resource, saved_path: String, uid: String) -> String:
@@ -179,11 +193,17 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	var reference: String = ""
 	if saved_path.is_empty():
 		var id: String = _new_id(resource.get_class() + "_")
-		reference = "SubResource(\"%s\")" % id
+		reference = 'SubResource("%s")' % id
 		var first_node: int = _first("node")["start"]
-		edits.append([first_node, first_node, "[sub_resource type=\"%s\" id=\"%s\"]\n%s\n" % [resource.get_class(), id, _body(resource)]])
+		edits.append(
+			[
+				first_node,
+				first_node,
+				'[sub_resource type="%s" id="%s"]\n%s\n' % [resource.get_class(), id, _body(resource)]
+			]
+		)
 	else:
-		reference = "ExtResource(\"%s\")" % _ext_id(saved_path, resource.get_class(), uid, edits)
+		reference = 'ExtResource("%s")' % _ext_id(saved_path, resource.get_class(), uid, edits)
 	var line: String = "%s = %s\n" % [property, reference]
 	if nodes.has(node_path):
 		var section: Dictionary = nodes[node_path]
@@ -197,7 +217,7 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	else:
 		var parent: String = node_path.get_base_dir() if node_path.contains("/") else "."
 		var last_node: Dictionary = _last("node")
-		var override: String = "[node name=\"%s\" parent=\"%s\"]\n%s" % [node_path.get_file(), parent, line]
+		var override: String = '[node name="%s" parent="%s"]\n%s' % [node_path.get_file(), parent, line]
 		if last_node["end"] == text.length():
 			edits.append([text.length(), text.length(), ("" if text.ends_with("\n") else "\n") + "\n" + override])
 		else:
@@ -205,17 +225,24 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## Write `content` over the scene atomically and checked (Saving.write_bytes), once it is known to
-## parse as a scene: an edit that broke the file's syntax would be caught only when the scene is
-## next opened.
-func write(content: String, job: Job, where: String) -> void:
+## The bytes of `content` to write over the scene, once it is known to parse as a scene (an edit
+## that broke the file's syntax would be caught only when the scene is next opened); none after
+## failing the job. Writing them is saving.gd's.
+func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 	var bytes: PackedByteArray = content.to_utf8_buffer()
 	var scan: Scan = Scan.new()
 	TextFormat.new(bytes, scan).resource_file()
 	if not scan.finished:
-		job.fail(Job.SAVE_FAILED, "%s: the edited %s would not parse (%s); nothing was written" % [where, path, scan.corrupt + scan.unreadable], where)
-		return
-	Saving.write_bytes(path, bytes, job, where)
+		job.fail(
+			Job.SAVE_FAILED,
+			(
+				"%s: the edited %s would not parse (%s); nothing was written"
+				% [where, path, scan.corrupt + scan.unreadable]
+			),
+			where
+		)
+		return PackedByteArray()
+	return bytes
 
 
 ## The id of an ext_resource for `saved_path`: the existing one, or a new line added to `edits`.
@@ -229,8 +256,8 @@ func _ext_id(saved_path: String, type: String, uid: String, edits: Array) -> Str
 			count += 1
 			last_ext = section
 	var id: String = _new_id("%d_" % (count + 1))
-	var uid_attr: String = " uid=\"%s\"" % uid if not uid.is_empty() else ""
-	var line: String = "[ext_resource type=\"%s\"%s path=\"%s\" id=\"%s\"]\n" % [type, uid_attr, saved_path, id]
+	var uid_attr: String = ' uid="%s"' % uid if not uid.is_empty() else ""
+	var line: String = '[ext_resource type="%s"%s path="%s" id="%s"]\n' % [type, uid_attr, saved_path, id]
 	if last_ext.is_empty():
 		var after_header: int = sections[1]["start"] if sections.size() > 1 else text.length()
 		edits.append([after_header, after_header, line + "\n"])

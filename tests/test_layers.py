@@ -1,11 +1,15 @@
 """The package's import graph points one way: cli/mcp → api → pool → request → worker, with the
 leaf modules (errors, paths, models, engine, ...) below. Read from the source, imports inside
-functions included, so no later edit can slip an upward arrow in."""
+functions included, so no later edit can slip an upward arrow in. The engine side's preloads form
+no cycle either."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 
@@ -49,3 +53,24 @@ def test_no_import_points_up_or_sideways() -> None:
         if LAYERS[name] >= LAYERS[module.stem]
     ]
     assert upward == []
+
+
+def test_preloads_form_no_cycle() -> None:
+    graph: dict[Path, list[Path]] = {}
+    for script in (PACKAGE.parent / "gdscript").rglob("*.gd"):
+        graph[script.resolve()] = [(script.parent / target).resolve()
+                                   for target in re.findall(r'preload\("([^"]+\.gd)"\)', script.read_text())]
+    done: set[Path] = set()
+
+    def visit(script: Path, path: list[Path]) -> None:
+        if script in path:
+            cycle = [*path[path.index(script):], script]
+            pytest.fail("preload cycle: " + " -> ".join(str(p.relative_to(PACKAGE.parent)) for p in cycle))
+        if script in done:
+            return
+        for target in graph.get(script, []):
+            visit(target, [*path, script])
+        done.add(script)
+
+    for script in graph:
+        visit(script, [])

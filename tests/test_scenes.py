@@ -208,3 +208,20 @@ def test_when_the_shape_cannot_be_saved_the_scene_is_not_touched(project: Path, 
     assert reply["error"]["code"] == "save_failed", reply
     assert reply["error"]["field"] == "save_path"
     assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("shape_existed", [False, True], ids=["new shape file", "shape file replaced"])
+def test_when_the_scene_cannot_be_written_the_shape_is_not_saved_either(
+    project: Path, bridge: Bridge, shape_existed: bool
+) -> None:
+    if shape_existed:
+        (project / "shapes").mkdir()
+        (project / "shapes" / "s.tres").write_text('[gd_resource type="BoxShape3D" format=3]\n\n[resource]\n')
+    (project / SCENE).chmod(0o444)  # refused by its mode, also for root
+    before = snapshot(project)
+    reply = attach(bridge, project, shape_type="BoxShape3D", shape_params={"size": [2, 2, 2]},
+                   save_path="shapes/s.tres", node_path="Floor/FloorShape")
+    assert reply["result"] == "error" and reply["error"]["code"] == "save_failed", reply
+    assert reply["error"]["field"] == "scene_path"
+    assert snapshot(project) == before
+    assert (project / "shapes").exists() == shape_existed  # a folder made for the shape goes too

@@ -10,7 +10,14 @@ const Saving = preload("../saving.gd")
 static func run(request: Dictionary, job: Job) -> Dictionary:
 	var type: String = request["material_type"]
 	if not is_material_class(type):
-		job.fail(Job.INVALID_TYPE, "material_type %s is not a material class the engine can create%s" % [JSON.stringify(type), Props.suggest_class(type, material_classes())], "material_type")
+		job.fail(
+			Job.INVALID_TYPE,
+			(
+				"material_type %s is not a material class the engine can create%s"
+				% [JSON.stringify(type), Props.suggest_class(type, material_classes())]
+			),
+			"material_type"
+		)
 		return {}
 	var material: Resource = ClassDB.instantiate(type)
 	if request.has("shader_path"):
@@ -18,7 +25,11 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		if job.failed():
 			return {}
 		if not shader is Shader:
-			job.fail(Job.INVALID_VALUE, "shader_path %s is a %s, not a shader" % [request["shader_path"], shader.get_class()], "shader_path")
+			job.fail(
+				Job.INVALID_VALUE,
+				"shader_path %s is a %s, not a shader" % [request["shader_path"], shader.get_class()],
+				"shader_path"
+			)
 			return {}
 		material.set("shader", shader)
 	var values: Dictionary = Props.apply(material, request.get("properties", {}), job, "properties")

@@ -8,7 +8,9 @@ const Saving = preload("../saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var made: Array = Creating.make(request["resource_type"], request.get("properties", {}), job, "resource_type", "properties")
+	var made: Array = Creating.make(
+		request["resource_type"], request.get("properties", {}), job, "resource_type", "properties"
+	)
 	if not job.failed():
 		Saving.save(made[0], request["path"], job, "path", made[1], "properties")
 	return {"type": request["resource_type"]}

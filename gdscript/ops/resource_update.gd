@@ -27,15 +27,26 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var known: Dictionary = Props.infos(resource)
 	for name: String in reset:
 		if not known.has(name):
-			job.fail(Job.UNKNOWN_PROPERTY, "%s has no property %s%s" % [resource.get_class(), JSON.stringify(name), Props.suggest(name, known.keys())], "reset")
+			job.fail(
+				Job.UNKNOWN_PROPERTY,
+				(
+					"%s has no property %s%s"
+					% [resource.get_class(), JSON.stringify(name), Props.suggest(name, known.keys())]
+				),
+				"reset"
+			)
 			return {}
 		if name in Props.FORBIDDEN:
-			job.fail(Job.FORBIDDEN_PROPERTY, "reset may not name %s: it would attach code or move the file" % name, "reset")
+			job.fail(
+				Job.FORBIDDEN_PROPERTY, "reset may not name %s: it would attach code or move the file" % name, "reset"
+			)
 			return {}
 		resource.set(name, Props.default_of(resource, name))
 	var values: Dictionary = Props.apply(resource, properties, job, "properties")
 	if job.failed():
 		return {}
 	Saving.save(resource, request["path"], job, "path", values, "properties")
-	var changed: Array = names.filter(func(name: String) -> bool: return not Props.same(before[name], resource.get(name)))
+	var changed: Array = names.filter(
+		func(name: String) -> bool: return not Props.same(before[name], resource.get(name))
+	)
 	return {"type": resource.get_class(), "changed": changed}

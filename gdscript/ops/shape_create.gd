@@ -1,7 +1,7 @@
 extends RefCounted
 ## shape_create: make a collision shape, then save it, attach it to a scene node, both, or neither.
-## With both, the scene references the saved file; when the scene cannot be written the saved file
-## is put back as it was, so the request changes both files or neither.
+## With both, the scene references the saved file, and the two files are written as one
+## (Saving.commit): both or neither.
 
 const Job = preload("../job.gd")
 const Creating = preload("../creating.gd")
@@ -14,7 +14,11 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var type: String = request["shape_type"]
 	var base: String = _base_of(type)
 	if base.is_empty():
-		job.fail(Job.INVALID_TYPE, "shape_type %s is not a shape class the engine can create" % JSON.stringify(type), "shape_type")
+		job.fail(
+			Job.INVALID_TYPE,
+			"shape_type %s is not a shape class the engine can create" % JSON.stringify(type),
+			"shape_type"
+		)
 		return {}
 	var made: Array = Creating.make(type, request.get("properties", {}), job, "shape_type", "properties")
 	var shape: Resource = made[0]
@@ -28,19 +32,15 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		scene = _target(request["scene_path"], request["node_path"], type, base, job)
 	if job.failed():
 		return {}
-	if saved.is_empty():
-		if scene != null:
-			scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, "", ""), job, "scene_path")
-		return {}
-	if scene == null:
-		Saving.save(shape, saved, job, "save_path", values, "properties")
-		return {}
-	var done: Dictionary = Saving.save(shape, saved, job, "save_path", values, "properties")
-	if job.failed():
-		return {}
-	scene.write(scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, Saving.uid_of(saved)), job, "scene_path")
-	if job.failed():
-		Saving.undo(done)
+	var writes: Array[Dictionary] = []
+	if not saved.is_empty():
+		writes.append(Saving.stage(shape, saved, job, "save_path", values, "properties"))
+	if scene != null and not job.failed():
+		# The saved file's reference carries the uid that file is getting.
+		var uid: String = writes[0]["uid"] if not saved.is_empty() else ""
+		var edited: String = scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, uid)
+		writes.append(Saving.stage_bytes(scene.path, scene.checked_bytes(edited, job, "scene_path"), job, "scene_path"))
+	Saving.commit(writes, job)
 	return {}
 
 
@@ -64,7 +64,14 @@ static func _target(scene_path: String, node_path: String, type: String, base: S
 	var node_class: String = scene.node_class(key)
 	if node_class.is_empty():
 		var known: Array = scene.nodes.keys().slice(0, 12)
-		job.fail(Job.NODE_NOT_FOUND, "node_path %s is not a node of %s (its nodes: %s)" % [JSON.stringify(node_path), scene_path, ", ".join(known)], "node_path")
+		job.fail(
+			Job.NODE_NOT_FOUND,
+			(
+				"node_path %s is not a node of %s (its nodes: %s)"
+				% [JSON.stringify(node_path), scene_path, ", ".join(known)]
+			),
+			"node_path"
+		)
 		return null
 	var wanted: String = "CollisionShape3D" if base == "Shape3D" else "CollisionShape2D"
 	if not ClassDB.is_parent_class(node_class, wanted):
@@ -72,11 +79,25 @@ static func _target(scene_path: String, node_path: String, type: String, base: S
 		var why: String = "%s is a %s shape and goes to a %s" % [type, base.right(2), wanted]
 		if ClassDB.is_parent_class(node_class, other):
 			why = "%s is a %s shape, but the node is a %s" % [type, base.right(2), node_class]
-		job.fail(Job.INCOMPATIBLE_NODE, "node_path %s (a %s) cannot take this shape: %s" % [JSON.stringify(node_path), node_class, why], "node_path")
+		job.fail(
+			Job.INCOMPATIBLE_NODE,
+			"node_path %s (a %s) cannot take this shape: %s" % [JSON.stringify(node_path), node_class, why],
+			"node_path"
+		)
 		return null
 	var owner: String = scene.instance_owner(key)
 	if not owner.is_empty() and not scene.editable(owner):
-		job.fail(Job.INCOMPATIBLE_NODE, "node_path %s belongs to the instanced scene at %s, whose children %s does not edit; attach the shape in that scene or make its children editable" % [JSON.stringify(node_path), owner, scene_path], "node_path")
+		job.fail(
+			Job.INCOMPATIBLE_NODE,
+			(
+				(
+					"node_path %s belongs to the instanced scene at %s, whose children %s does not edit; "
+					% [JSON.stringify(node_path), owner, scene_path]
+				)
+				+ "attach the shape in that scene or make its children editable"
+			),
+			"node_path"
+		)
 		return null
 	return scene
 

@@ -13,7 +13,11 @@ const STYLE_TYPES: Array[String] = ["StyleBoxFlat", "StyleBoxTexture", "StyleBox
 static func run(request: Dictionary, job: Job) -> Dictionary:
 	var type: String = request["style_type"]
 	if type not in STYLE_TYPES:
-		job.fail(Job.INVALID_TYPE, "style_type %s is not one of %s" % [JSON.stringify(type), ", ".join(STYLE_TYPES)], "style_type")
+		job.fail(
+			Job.INVALID_TYPE,
+			"style_type %s is not one of %s" % [JSON.stringify(type), ", ".join(STYLE_TYPES)],
+			"style_type"
+		)
 		return {}
 	var made: Array = Creating.make(type, request.get("properties", {}), job, "style_type", "properties")
 	if not job.failed():

@@ -102,7 +102,8 @@ const _PACKED_REALS: Dictionary = {
 
 
 ## The reader's place in the file and what the header and tables said.
-class _Cursor extends RefCounted:
+class _Cursor:
+	extends RefCounted
 	var bytes: PackedByteArray
 	var scan: Scan
 	var pos: int = 0
@@ -204,6 +205,7 @@ static func _unpack(bytes: PackedByteArray, scan: Scan) -> PackedByteArray:
 
 
 # ----- header and tables -----------------------------------------------------------------------
+
 
 static func _read_header(c: _Cursor) -> void:
 	if c.bytes.size() < 4:
@@ -316,12 +318,17 @@ static func _check_offsets(c: _Cursor, offsets: PackedInt64Array) -> void:
 		return
 	for i: int in offsets.size():
 		if offsets[i] < c.pos or offsets[i] >= size - 4:
-			c.fail_corrupt("internal resource %d starts at offset %d, outside the resource data (%d to %d)"
-					% [i, offsets[i], c.pos, size - 4])
+			c.fail_corrupt(
+				(
+					"internal resource %d starts at offset %d, outside the resource data (%d to %d)"
+					% [i, offsets[i], c.pos, size - 4]
+				)
+			)
 			return
 
 
 # ----- resources and their properties ----------------------------------------------------------
+
 
 static func _read_resource(c: _Cursor, index: int, path: String, offset: int) -> void:
 	c.pos = offset
@@ -523,12 +530,14 @@ static func _skip_packed(c: _Cursor, element_size: int, where: String) -> void:
 
 # ----- primitives: every read is bounds-checked first ------------------------------------------
 
+
 static func _need(c: _Cursor, size: int, what: String) -> bool:
 	if not c.ok:
 		return false
 	if size < 0 or size > c.left():
-		c.fail_corrupt("truncated: %s needs %d bytes at offset %d, but the file ends at %d"
-				% [what, size, c.pos, c.bytes.size()])
+		c.fail_corrupt(
+			"truncated: %s needs %d bytes at offset %d, but the file ends at %d" % [what, size, c.pos, c.bytes.size()]
+		)
 		return false
 	return true
 
@@ -563,8 +572,12 @@ static func _s64(c: _Cursor, what: String) -> int:
 static func _count(c: _Cursor, min_size: int, what: String) -> int:
 	var count: int = _u32(c, "the length of " + what)
 	if c.ok and count * min_size > c.left():
-		c.fail_corrupt("%s claims %d entries at offset %d, more than the %d bytes left could hold"
-				% [what, count, c.pos - 4, c.left()])
+		c.fail_corrupt(
+			(
+				"%s claims %d entries at offset %d, more than the %d bytes left could hold"
+				% [what, count, c.pos - 4, c.left()]
+			)
+		)
 		return 0
 	return count
 

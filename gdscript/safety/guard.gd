@@ -45,10 +45,24 @@ static func check(path: String, job: Job, where: String) -> Array[Dictionary]:
 			continue
 		seen[real] = true
 		if not Paths.inside(real):
-			job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s%s is outside the project%s" % [where, named, item["via"], " (it resolves to %s)" % real if not real.is_empty() and real != named else ""], where)
+			job.fail(
+				Job.PATH_OUTSIDE_PROJECT,
+				(
+					"%s: %s%s is outside the project%s"
+					% [
+						where,
+						named,
+						item["via"],
+						" (it resolves to %s)" % real if not real.is_empty() and real != named else ""
+					]
+				),
+				where
+			)
 			return []
 		var entry: Dictionary = {"res": named, "real": real, "asset": false, "needs": []}
-		var found: Array[Dictionary] = _judge(Paths.to_res(real), real, job, where, item["via"], item.get("artefact", false), walk)
+		var found: Array[Dictionary] = _judge(
+			Paths.to_res(real), real, job, where, item["via"], item.get("artefact", false), walk
+		)
 		if job.failed():
 			return []
 		if not item.get("artefact", false) and FileAccess.file_exists(real):
@@ -66,7 +80,9 @@ static func check(path: String, job: Job, where: String) -> Array[Dictionary]:
 
 ## Judge one file; return the files its loading would load next. `walk` collects the files met and
 ## the first asset that cannot be loaded yet.
-static func _judge(file: String, real: String, job: Job, where: String, via: String, artefact: bool, walk: Dictionary) -> Array[Dictionary]:
+static func _judge(
+	file: String, real: String, job: Job, where: String, via: String, artefact: bool, walk: Dictionary
+) -> Array[Dictionary]:
 	var opened: FileAccess = FileAccess.open(real, FileAccess.READ)
 	if opened == null:
 		return []  # nothing (or a folder) there to load: the load fails on its own
@@ -85,7 +101,9 @@ static func _judge(file: String, real: String, job: Job, where: String, via: Str
 				return []
 	# A file no loader takes as it is needs an import, unless it is what an import made.
 	if not imported and not artefact and extension not in _loadable_extension_list() and walk["unimported"].is_empty():
-		walk["unimported"] = "%s%s has not been imported by the engine (the project has no import data for it)" % [file, via]
+		walk["unimported"] = (
+			"%s%s has not been imported by the engine (the project has no import data for it)" % [file, via]
+		)
 	var bytes: PackedByteArray = _resource_bytes(opened, extension)
 	if bytes.is_empty():
 		return next  # data for a loader that creates no objects from it (a texture, a shader)
@@ -101,11 +119,21 @@ static func _judge(file: String, real: String, job: Job, where: String, via: Str
 		if job.failed():
 			return []
 	if not scan.corrupt.is_empty():
-		job.fail(Job.LOAD_FAILED, "%s: %s is not a valid resource file: %s (ERR_FILE_CORRUPT)" % [where, named, scan.corrupt], where)
+		job.fail(
+			Job.LOAD_FAILED,
+			"%s: %s is not a valid resource file: %s (ERR_FILE_CORRUPT)" % [where, named, scan.corrupt],
+			where
+		)
 		return []
 	if not scan.unreadable.is_empty() or not scan.finished:
-		var why: String = scan.unreadable if not scan.unreadable.is_empty() else "the check stopped before the end of the file"
-		job.fail(Job.UNSAFE_RESOURCE, "%s: %s cannot be vouched for: %s; the engine is not asked to load it" % [where, named, why], where)
+		var why: String = (
+			scan.unreadable if not scan.unreadable.is_empty() else "the check stopped before the end of the file"
+		)
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			"%s: %s cannot be vouched for: %s; the engine is not asked to load it" % [where, named, why],
+			where
+		)
 		return []
 	for load: Dictionary in scan.loads:
 		next.append_array(_targets(load, file, " (named in %s by %s)" % [file, load["where"]]))
@@ -129,7 +157,15 @@ static func _judge_scan(scan: Scan, job: Job, where: String, named: String) -> v
 	for entry: Dictionary in scan.classes:
 		var type: String = entry["type"]
 		if not ClassDB.class_exists(type):
-			_unsafe(job, where, named, "%s is of class %s, which the engine does not know (a script class?)" % [entry["where"], JSON.stringify(type)])
+			_unsafe(
+				job,
+				where,
+				named,
+				(
+					"%s is of class %s, which the engine does not know (a script class?)"
+					% [entry["where"], JSON.stringify(type)]
+				)
+			)
 			return
 		if ClassDB.is_parent_class(type, "Script") or ClassDB.is_parent_class(type, "GDExtension"):
 			_unsafe(job, where, named, "%s is a %s" % [entry["where"], type])
@@ -142,12 +178,21 @@ static func _unsafe(job: Job, where: String, named: String, why: String) -> void
 	if job.allow_scripts:
 		job.fail(Job.UNSAFE_RESOURCE, "%s: %s cannot be loaded: %s" % [where, named, why], where)
 	else:
-		job.fail(Job.UNSAFE_RESOURCE, "%s: %s carries code: %s; loading it would run that code, so it is loaded only with allow_scripts: true" % [where, named, why], where)
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			(
+				"%s: %s carries code: %s; loading it would run that code, so it is loaded only with allow_scripts: true"
+				% [where, named, why]
+			),
+			where
+		)
 
 
 ## The files a .remap or .import file sends the engine to instead of (or for) `file` (real path
 ## `real`); an import that is missing or stale goes into `walk` (see Imported.problem).
-static func _redirect(config: String, file: String, real: String, job: Job, where: String, walk: Dictionary) -> Array[Dictionary]:
+static func _redirect(
+	config: String, file: String, real: String, job: Job, where: String, walk: Dictionary
+) -> Array[Dictionary]:
 	var scan: Scan = Scan.new()
 	var sections: Array[Dictionary] = TextFormat.new(FileAccess.get_file_as_bytes(config), scan, true).config_file()
 	if not scan.stopped():
@@ -158,14 +203,22 @@ static func _redirect(config: String, file: String, real: String, job: Job, wher
 	for key: Variant in remap:
 		var value: Variant = remap[key]
 		if key == "type" and typeof(value) == TYPE_STRING and not job.allow_scripts:
-			if not ClassDB.class_exists(value) or ClassDB.is_parent_class(value, "Script") or ClassDB.is_parent_class(value, "GDExtension"):
+			if (
+				not ClassDB.class_exists(value)
+				or ClassDB.is_parent_class(value, "Script")
+				or ClassDB.is_parent_class(value, "GDExtension")
+			):
 				scan.fail("its remap type is %s" % JSON.stringify(value))
 		elif (key == "path" or str(key).begins_with("path.")) and typeof(value) == TYPE_STRING:
-			for target: Dictionary in _targets({"path": value, "uid": "", "base": "root"}, file, " (the %s of %s)" % [key, Paths.to_res(config)]):
+			for target: Dictionary in _targets(
+				{"path": value, "uid": "", "base": "root"}, file, " (the %s of %s)" % [key, Paths.to_res(config)]
+			):
 				target["artefact"] = true
 				next.append(target)
 	if scan.stopped() or not scan.finished:
-		var why: String = scan.unreadable + scan.corrupt if scan.stopped() else "the check stopped before the end of the file"
+		var why: String = (
+			scan.unreadable + scan.corrupt if scan.stopped() else "the check stopped before the end of the file"
+		)
 		job.fail(Job.UNSAFE_RESOURCE, "%s: %s cannot be vouched for: %s" % [where, Paths.to_res(config), why], where)
 		return []
 	if config.ends_with(".import") and walk["unimported"].is_empty():

@@ -7,18 +7,118 @@ extends RefCounted
 ## joined with path_join and files are written through absolute paths made here. The root comes
 ## from the bridge as an absolute real path, and every check here is on real paths (symbolic links
 ## followed), as the operating system will follow them when the file is opened.
+##
+## confine() refuses the paths that property values name as bridge/paths.py refuses request
+## members, with the same codes (tests/test_path_table.py runs one table of paths through both).
+
+const Job = preload("../job.gd")
 
 const _MAX_LINKS: int = 40
+## The longest path, and the longest name in it (in UTF-8 bytes), that the system allows.
+const _PATH_MAX: int = 4096
+const _NAME_MAX: int = 255
 
 ## The project's real path, without a trailing slash (set once by main.gd).
 static var root: String = ""
 static var _dir: DirAccess = null
+## Characters no path can hold: resource files quote paths without escaping them (the engine's own
+## saver writes `path="..."` as is), so a quote or a line break would end the string early.
+static var _unwritable: RegEx = RegEx.create_from_string('["\\x00-\\x1f\\x7f]')
+## Text that Python's str.strip() leaves empty (the characters below 32 are refused before).
+static var _blank: RegEx = RegEx.create_from_string(
+	"\\A[ \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]*\\z"
+)
 
 
 ## Set the project root (an absolute real path).
 static func set_root(path: String) -> void:
 	root = path.trim_suffix("/") if path != "/" else path
 	_dir = DirAccess.open(root)
+
+
+## `text` (relative to the project, or starting with res://) as a normalised res:// path inside the
+## project, or "" after failing `job`: invalid_path for a path that is absolute, empty, not a path
+## a file can hold, or the engine's own (project.godot, .godot/), also through a link;
+## path_outside_project for one that leads out, by `..` or through a link (or a loop of links).
+static func confine(text: String, job: Job, where: String) -> String:
+	var shown: String = JSON.stringify(text)
+	var wrong: Array = _written_wrong(text.trim_prefix("res://"))
+	if not wrong.is_empty():
+		job.fail(wrong[0], "%s: %s %s" % [where, shown, wrong[1]], where)
+		return ""
+	var normal: String = _normalised(text.trim_prefix("res://"))
+	if normal == ".." or normal.begins_with("../"):
+		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s leads outside the project" % [where, shown], where)
+		return ""
+	if normal == ".":
+		job.fail(Job.INVALID_PATH, "%s: %s names the project folder, not a file" % [where, shown], where)
+		return ""
+	var path: String = "res://" + normal
+	var found: String = real(path)
+	if not inside(found):
+		var to: String = "to " + found if not found.is_empty() else "a loop of symbolic links"
+		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s resolves outside the project (%s)" % [where, shown, to], where)
+		return ""
+	if is_engine_file(path) or is_engine_file(to_res(found)):
+		job.fail(
+			Job.INVALID_PATH,
+			"%s: %s points at the engine's own files (project.godot or .godot/)" % [where, shown],
+			where
+		)
+		return ""
+	return path
+
+
+## Whether res:// `path` is the engine's own: project.godot, or .godot/ or anything in it.
+static func is_engine_file(path: String) -> bool:
+	var inner: String = path.trim_prefix("res://")
+	return inner == "project.godot" or inner.get_slice("/", 0) == ".godot"
+
+
+## Why `inner` (a path as written, less any res://) names no file in the project whatever is on
+## disk, as [code, reason]; [] when nothing in how it is written stops it.
+static func _written_wrong(inner: String) -> Array:
+	if inner.to_utf8_buffer().has(0):
+		return [Job.INVALID_PATH, "contains a NUL byte"]
+	var bad: RegExMatch = _unwritable.search(inner)
+	if bad != null:
+		return [
+			Job.INVALID_PATH, "holds %s, which no path in a resource file can hold" % JSON.stringify(bad.get_string())
+		]
+	if _blank.search(inner) != null:
+		return [Job.INVALID_PATH, "is empty"]
+	# Godot reads a backslash as a slash, and what comes before ":/" as a drive (String's
+	# is_absolute_path, get_base_dir, simplify_path): such a path is not the file it seems to name.
+	if (
+		inner.contains("://")
+		or inner.begins_with("/")
+		or inner.contains("\\")
+		or inner.contains(":/")
+		or (inner.length() > 1 and inner[1] == ":")
+	):
+		return [Job.INVALID_PATH, "must be relative to the project (or start with res://), with / between folders"]
+	if inner.length() > _PATH_MAX or Array(inner.split("/")).any(_too_long):
+		return [Job.INVALID_PATH, "is longer than the system allows"]
+	return []
+
+
+static func _too_long(name: String) -> bool:
+	return name.to_utf8_buffer().size() > _NAME_MAX
+
+
+## `relative` with "." and "" parts dropped and each ".." taking away the part before it, when
+## there is one: posixpath.normpath() for a relative path, as bridge/paths.py normalises.
+static func _normalised(relative: String) -> String:
+	var parts: PackedStringArray = []
+	for part: String in relative.split("/", false):
+		if part == "..":
+			if not parts.is_empty() and parts[-1] != "..":
+				parts.remove_at(parts.size() - 1)
+				continue
+		elif part == ".":
+			continue
+		parts.append(part)
+	return "/".join(parts) if not parts.is_empty() else "."
 
 
 ## The absolute path a res:// path (or a path relative to the project) names, lexically simplified.
@@ -60,6 +160,12 @@ static func real(path: String) -> String:
 			continue
 		current = candidate
 	return current if not current.is_empty() else "/"
+
+
+## A DirAccess opened on the project's real path, for checks, renames and folders by absolute
+## path (each DirAccess.*_absolute call opens one of its own).
+static func project_dir() -> DirAccess:
+	return _dir
 
 
 ## Whether a real path lies inside the project (the root itself excluded).

@@ -20,22 +20,74 @@ extends RefCounted
 ## Where the engine would stop with a parse error this reader may read on or stop too; either way
 ## it never reads less than the engine acts on.
 
-const Scan = preload("scan.gd")
+enum Tok {
+	CURLY_OPEN,
+	CURLY_CLOSE,
+	BRACKET_OPEN,
+	BRACKET_CLOSE,
+	PAREN_OPEN,
+	PAREN_CLOSE,
+	IDENTIFIER,
+	STRING,
+	STRING_NAME,
+	NUMBER,
+	COLOR,
+	COLON,
+	COMMA,
+	PERIOD,
+	EQUAL,
+	EOF,
+	ERROR
+}
 
-enum Tok { CURLY_OPEN, CURLY_CLOSE, BRACKET_OPEN, BRACKET_CLOSE, PAREN_OPEN, PAREN_CLOSE, IDENTIFIER,
-	STRING, STRING_NAME, NUMBER, COLOR, COLON, COMMA, PERIOD, EQUAL, EOF, ERROR }
+const Scan = preload("scan.gd")
 
 ## Constructors whose arguments are numbers (or inf/nan names) only; the engine's own names,
 ## compatibility spellings included.
 const _NUMERIC: Array[String] = [
-	"Vector2", "Vector2i", "Rect2", "Rect2i", "Vector3", "Vector3i", "Vector4", "Vector4i",
-	"Transform2D", "Matrix32", "Plane", "Quaternion", "Quat", "AABB", "Rect3", "Basis", "Matrix3",
-	"Transform3D", "Transform", "Projection", "Color",
-	"PackedInt32Array", "PackedIntArray", "PoolIntArray", "IntArray", "PackedInt64Array",
-	"PackedFloat32Array", "PackedRealArray", "PoolRealArray", "FloatArray", "PackedFloat64Array",
-	"PackedVector2Array", "PoolVector2Array", "Vector2Array", "PackedVector3Array", "PoolVector3Array",
-	"Vector3Array", "PackedVector4Array", "PoolVector4Array", "Vector4Array", "PackedColorArray",
-	"PoolColorArray", "ColorArray",
+	"Vector2",
+	"Vector2i",
+	"Rect2",
+	"Rect2i",
+	"Vector3",
+	"Vector3i",
+	"Vector4",
+	"Vector4i",
+	"Transform2D",
+	"Matrix32",
+	"Plane",
+	"Quaternion",
+	"Quat",
+	"AABB",
+	"Rect3",
+	"Basis",
+	"Matrix3",
+	"Transform3D",
+	"Transform",
+	"Projection",
+	"Color",
+	"PackedInt32Array",
+	"PackedIntArray",
+	"PoolIntArray",
+	"IntArray",
+	"PackedInt64Array",
+	"PackedFloat32Array",
+	"PackedRealArray",
+	"PoolRealArray",
+	"FloatArray",
+	"PackedFloat64Array",
+	"PackedVector2Array",
+	"PoolVector2Array",
+	"Vector2Array",
+	"PackedVector3Array",
+	"PoolVector3Array",
+	"Vector3Array",
+	"PackedVector4Array",
+	"PoolVector4Array",
+	"Vector4Array",
+	"PackedColorArray",
+	"PoolColorArray",
+	"ColorArray",
 ]
 const _BYTES: Array[String] = ["PackedByteArray", "PoolByteArray", "ByteArray"]
 const _STRINGS: Array[String] = ["PackedStringArray", "PoolStringArray", "StringArray"]
@@ -48,8 +100,34 @@ const _MAX_DEPTH: int = 64
 ## What a value was, for the callers that look at values: a string, a number, null, or OTHER.
 const OTHER: String = "\u0001(a composite value)"
 
+## Blanks between tokens (the engine's parser skips every byte up to 32).
+const _WS: String = "[\\x01-\\x20]*+"
+## The character each one-letter escape stands for (b t n f r), by byte; any other stands for itself.
+const _ESCAPES: Dictionary = {98: 8, 116: 9, 110: 10, 102: 12, 114: 13}
+## The byte of each one-byte token.
+const _PUNCTUATION: Dictionary = {
+	123: Tok.CURLY_OPEN,
+	125: Tok.CURLY_CLOSE,
+	91: Tok.BRACKET_OPEN,
+	93: Tok.BRACKET_CLOSE,
+	40: Tok.PAREN_OPEN,
+	41: Tok.PAREN_CLOSE,
+	58: Tok.COLON,
+	44: Tok.COMMA,
+	46: Tok.PERIOD,
+	61: Tok.EQUAL,
+}
+
 ## Whether ordinary lines are read by the fast paths below (tests turn them off to compare).
 static var fast_paths: bool = true
+## The fast paths' expressions: a whole assignment, a whole tag, and each field of a tag.
+static var _fast_assignment: RegEx = RegEx.create_from_string(_assignment_pattern())
+static var _fast_tag: RegEx = RegEx.create_from_string(_tag_pattern())
+static var _tag_field: RegEx = RegEx.create_from_string(
+	'([A-Za-z_][A-Za-z0-9_]*+)%s=%s(?:"([^"\\\\]*+)"|(-?[0-9]++))' % [_WS, _WS]
+)
+## A byte that cannot be part of a run of numbers, inf/nan names, commas and whitespace.
+static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x01-\\x20]")
 
 var _bytes: PackedByteArray
 ## The file with one character per byte (Latin-1), which the fast paths' expressions search.
@@ -81,11 +159,34 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 
 # ----- files -------------------------------------------------------------------------------------
 
+
 ## Read a .tres or .tscn file: its classes, the files it loads, where it sets a script.
 func resource_file() -> void:
 	if _bytes.has(0):
 		_scan.fail_corrupt("it holds a NUL byte, where the engine's parser stops reading")
 		return
+	_header()
+	var section: String = "the header"
+	while not _failed():
+		var event: Dictionary = _tag_or_assignment()
+		if _failed():
+			return
+		if event.is_empty():
+			_scan.finish()
+			return
+		if event.has("tag"):
+			var tag: Dictionary = event["tag"]
+			section = _describe(tag)
+			_tag_classes(tag, section)
+			# The first tag after the header was read without reference handlers (see the file
+			# comment); the loader installs them only then.
+			_generic_refs = false
+		elif event["name"] == "script" and event["value"] != null:
+			_scan.mark_script("%s (line %d)" % [section, _line()])
+
+
+## Read the header tag and note the class it makes (and a script_class it names).
+func _header() -> void:
 	var first: Dictionary = _fast_event() if not _subject.is_empty() else {}
 	var header: Dictionary = first.get("tag", {})
 	if header.is_empty():
@@ -111,24 +212,6 @@ func resource_file() -> void:
 			_scan.add_class("PackedScene", "the scene")
 		_:
 			_corrupt("its header [%s] is neither gd_resource nor gd_scene" % header["name"])
-			return
-	var section: String = "the header"
-	while not _failed():
-		var event: Dictionary = _tag_or_assignment()
-		if _failed():
-			return
-		if event.is_empty():
-			_scan.finish()
-			return
-		if event.has("tag"):
-			var tag: Dictionary = event["tag"]
-			section = _describe(tag)
-			_tag_classes(tag, section)
-			# The first tag after the header was read without reference handlers (see the file
-			# comment); the loader installs them only then.
-			_generic_refs = false
-		elif event["name"] == "script" and event["value"] != null:
-			_scan.mark_script("%s (line %d)" % [section, _line()])
 
 
 ## Read a file in the engine's config syntax (.import, .remap): its sections, each
@@ -194,11 +277,12 @@ static func _describe(tag: Dictionary) -> String:
 	var fields: Dictionary = tag["fields"]
 	for key: String in ["id", "name", "path"]:
 		if fields.has(key):
-			return "[%s %s=\"%s\"]" % [tag["name"], key, str(fields[key]).left(80)]
+			return '[%s %s="%s"]' % [tag["name"], key, str(fields[key]).left(80)]
 	return "[%s]" % tag["name"]
 
 
 # ----- the tag / assignment loop (VariantParser::parse_tag_assign_eof) -----------------------------
+
 
 ## The next tag ({"tag": {name, fields}}) or assignment ({"name", "value"}), or {} at the end.
 func _tag_or_assignment() -> Dictionary:
@@ -264,24 +348,18 @@ func _fast_event() -> Dictionary:
 	return {"tag": {"name": tag.get_string(1), "fields": fields}}
 
 
-static var _fast_assignment: RegEx = RegEx.create_from_string(_assignment_pattern())
-static var _fast_tag: RegEx = RegEx.create_from_string(
-	"\\G" + _WS + "\\[" + _WS + "([A-Za-z_][A-Za-z0-9_]*+)((?:[\\x01-\\x20]++[A-Za-z_][A-Za-z0-9_]*+"
-	+ _WS + "=" + _WS + "(?:\"[^\"\\\\]*+\"|-?[0-9]++))*+)" + _WS + "\\]")
-static var _tag_field: RegEx = RegEx.create_from_string(
-	"([A-Za-z_][A-Za-z0-9_]*+)" + _WS + "=" + _WS + "(?:\"([^\"\\\\]*+)\"|(-?[0-9]++))")
-
-const _WS: String = "[\\x01-\\x20]*+"
-
-
 ## `\G name = value`, the value in the named group "v" (recursive for arrays and dictionaries).
 static func _assignment_pattern() -> String:
 	var ws: String = _WS
-	var string: String = "\"(?:[^\"\\\\]++|\\\\(?:[^uU]|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{6}))*+\""
+	var string: String = '"(?:[^"\\\\]++|\\\\(?:[^uU]|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{6}))*+"'
 	var numeric: String = "|".join(_NUMERIC)
-	var type: String = "(?:(?:ExtResource|SubResource)%s\\(%s%s%s\\)|[A-Za-z_][A-Za-z0-9_]*+(?!%s\\())" % [ws, ws, string, ws, ws]
+	var type: String = (
+		"(?:(?:ExtResource|SubResource)%s\\(%s%s%s\\)|[A-Za-z_][A-Za-z0-9_]*+(?!%s\\())" % [ws, ws, string, ws, ws]
+	)
 	var array: String = "\\[%s(?:(?&v)(?:%s,%s(?&v))*+(?:%s,)?+)?%s\\]" % [ws, ws, ws, ws, ws]
-	var dictionary: String = "\\{%s(?:(?&v)%s:%s(?&v)(?:%s,%s(?&v)%s:%s(?&v))*+(?:%s,)?+)?%s\\}" % [ws, ws, ws, ws, ws, ws, ws, ws, ws]
+	var dictionary: String = (
+		"\\{%s(?:(?&v)%s:%s(?&v)(?:%s,%s(?&v)%s:%s(?&v))*+(?:%s,)?+)?%s\\}" % [ws, ws, ws, ws, ws, ws, ws, ws, ws]
+	)
 	var values: PackedStringArray = [
 		"-?[0-9]++(?:\\.[0-9]*+)?+(?:[eE][+-]?+[0-9]*+)?+",
 		string,
@@ -300,6 +378,12 @@ static func _assignment_pattern() -> String:
 		"Dictionary%s\\[%s%s%s,%s%s%s\\]%s\\(%s%s%s\\)" % [ws, ws, type, ws, ws, type, ws, ws, ws, dictionary, ws],
 	]
 	return "\\G%s([A-Za-z0-9_/:.\\-]++)%s=%s(?<v>%s)" % [ws, ws, ws, "|".join(values)]
+
+
+## `\G [name fields]`: a tag whose fields are all strings or integers, name in group 1, fields in 2.
+static func _tag_pattern() -> String:
+	var field: String = '[\\x01-\\x20]++[A-Za-z_][A-Za-z0-9_]*+%s=%s(?:"[^"\\\\]*+"|-?[0-9]++)' % [_WS, _WS]
+	return "\\G%s\\[%s([A-Za-z_][A-Za-z0-9_]*+)((?:%s)*+)%s\\]" % [_WS, _WS, field, _WS]
 
 
 ## A tag after its `[`: name (with `.`/`:` parts) and fields (VariantParser::_parse_tag).
@@ -358,6 +442,7 @@ func _simple_tag() -> Dictionary:
 
 # ----- values (VariantParser::parse_value) ---------------------------------------------------------
 
+
 ## Read the value whose first token is the current one. Return it for a string, number, bool or
 ## null; OTHER for anything else.
 func _value() -> Variant:
@@ -367,18 +452,23 @@ func _value() -> Variant:
 			# to the same text, so &"GDScript" names the class that "GDScript" does.
 			return _text
 		Tok.NUMBER:
-			return _text.to_float() if _text.contains(".") or _text.contains("e") or _text.contains("E") else _text.to_int()
-		Tok.COLOR:
-			return OTHER
-		Tok.CURLY_OPEN:
-			_dictionary()
-			return OTHER
+			return (
+				_text.to_float()
+				if _text.contains(".") or _text.contains("e") or _text.contains("E")
+				else _text.to_int()
+			)
 		Tok.BRACKET_OPEN:
 			return _array()
 		Tok.IDENTIFIER:
 			return _identifier_value()
-	_corrupt("a value is missing or malformed")
-	return null
+		Tok.CURLY_OPEN:
+			_dictionary()
+		Tok.COLOR:
+			pass
+		_:
+			_corrupt("a value is missing or malformed")
+			return null
+	return OTHER
 
 
 func _identifier_value() -> Variant:
@@ -465,18 +555,23 @@ func _dictionary() -> void:
 				return
 			need_comma = false
 			continue
-		_value()
-		if _failed():
-			return
-		_next()
-		if _tok != Tok.COLON:
-			_corrupt("line %d: a dictionary key has no colon" % _line())
-			return
-		_next()
-		_value()
+		_entry()
 		if _failed():
 			return
 		need_comma = true
+
+
+## A dictionary's `key: value`, from the key's first token.
+func _entry() -> void:
+	_value()
+	if _failed():
+		return
+	_next()
+	if _tok != Tok.COLON:
+		_corrupt("line %d: a dictionary key has no colon" % _line())
+		return
+	_next()
+	_value()
 
 
 ## Count one more level of nesting; false (after failing) past the limit.
@@ -518,7 +613,8 @@ func _arguments_after_paren(id: String, allowed: Array) -> void:
 
 ## Whether the current token is an argument of the kinds in `allowed` (a NUMBER may be inf or nan).
 func _of_kinds(allowed: Array) -> Callable:
-	return func() -> bool: return _tok in allowed or (Tok.NUMBER in allowed and _tok == Tok.IDENTIFIER and _text in _STOR_FIX)
+	return func() -> bool:
+		return _tok in allowed or (Tok.NUMBER in allowed and _tok == Tok.IDENTIFIER and _text in _STOR_FIX)
 
 
 ## `Name(` arguments, each judged by `take` (called with the argument as the current token; false
@@ -567,6 +663,11 @@ func _inline_object() -> void:
 	if _tok != Tok.COMMA:
 		_corrupt("line %d: Object(...) has no comma after its class" % line)
 		return
+	_object_properties(where)
+
+
+## An inline Object's `"name": value` pairs, up to its `)`; `where` describes the object.
+func _object_properties(where: String) -> void:
 	var need_comma: bool = false
 	while not _failed():
 		_next()
@@ -597,14 +698,18 @@ func _inline_object() -> void:
 ## loads where it has no handler for the reference (always for Resource).
 func _reference(id: String) -> void:
 	var loads: bool = id == "Resource" or _generic_refs
-	_judged_arguments(id, "an id or a path", func() -> bool:
-		if _tok == Tok.STRING and loads:
-			var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
-			if _text.begins_with("uid://"):
-				_scan.add_load("", _text, where, "both")
-			else:
-				_scan.add_load(_text, "", where, "both")
-		return _tok == Tok.STRING or _tok == Tok.NUMBER)
+	_judged_arguments(
+		id,
+		"an id or a path",
+		func() -> bool:
+			if _tok == Tok.STRING and loads:
+				var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
+				if _text.begins_with("uid://"):
+					_scan.add_load("", _text, where, "both")
+				else:
+					_scan.add_load(_text, "", where, "both")
+			return _tok == Tok.STRING or _tok == Tok.NUMBER
+	)
 
 
 ## Array[Type]([...]) and Dictionary[Key, Value]({...}). A type is a built-in type name, a class
@@ -614,20 +719,9 @@ func _typed_container(id: String, types: int) -> void:
 	if _tok != Tok.BRACKET_OPEN:
 		_corrupt("line %d: %s has no [" % [_line(), id])
 		return
-	for i: int in types:
-		if i > 0:
-			_next()
-			if _tok != Tok.COMMA:
-				_corrupt("line %d: %s[...] is missing a comma" % [_line(), id])
-				return
-		_next()
-		if _tok != Tok.IDENTIFIER:
-			_corrupt("line %d: %s[...] has no element type" % [_line(), id])
-			return
-		if _text in _REFERENCES and _peek_byte() == 40:  # (
-			_reference(_text)
-			if _failed():
-				return
+	_element_types(id, types)
+	if _failed():
+		return
 	_next()
 	if _tok != Tok.BRACKET_CLOSE:
 		_corrupt("line %d: %s[...] is not closed" % [_line(), id])
@@ -643,12 +737,30 @@ func _typed_container(id: String, types: int) -> void:
 		_dictionary()
 	else:
 		_corrupt("line %d: %s[...](...) holds no %s" % [_line(), id, "array" if id == "Array" else "dictionary"])
-		return
 	if _failed():
 		return
 	_next()
 	if _tok != Tok.PAREN_CLOSE:
 		_corrupt("line %d: %s[...](...) is not closed" % [_line(), id])
+
+
+## The element types of `Array[` or `Dictionary[`, after the `[`: `types` names, comma-separated;
+## a reference type is read in full.
+func _element_types(id: String, types: int) -> void:
+	for i: int in types:
+		if i > 0:
+			_next()
+			if _tok != Tok.COMMA:
+				_corrupt("line %d: %s[...] is missing a comma" % [_line(), id])
+				return
+		_next()
+		if _tok != Tok.IDENTIFIER:
+			_corrupt("line %d: %s[...] has no element type" % [_line(), id])
+			return
+		if _text in _REFERENCES and _peek_byte() == 40:  # (
+			_reference(_text)
+			if _failed():
+				return
 
 
 ## The next byte that is not whitespace or a comment, without consuming anything; -1 at the end.
@@ -669,13 +781,6 @@ func _peek_byte() -> int:
 
 
 # ----- tokens (VariantParser::get_token) -----------------------------------------------------------
-
-## A byte that cannot be part of a run of numbers, inf/nan names, commas and whitespace.
-static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x01-\\x20]")
-const _PUNCTUATION: Dictionary = {
-	123: Tok.CURLY_OPEN, 125: Tok.CURLY_CLOSE, 91: Tok.BRACKET_OPEN, 93: Tok.BRACKET_CLOSE,
-	40: Tok.PAREN_OPEN, 41: Tok.PAREN_CLOSE, 58: Tok.COLON, 44: Tok.COMMA, 46: Tok.PERIOD, 61: Tok.EQUAL,
-}
 
 
 ## Read the next token into _tok (and _text for identifiers, numbers and strings).
@@ -766,30 +871,25 @@ func _string() -> void:
 func _escape() -> int:
 	var next: int = _bytes[_pos]
 	_pos += 1
-	match next:
-		98:
-			return 8
-		116:
-			return 9
-		110:
-			return 10
-		102:
-			return 12
-		114:
-			return 13
-		117, 85:  # u U
-			var digits: int = 4 if next == 117 else 6
-			if _pos + digits > _size:
-				return -1
-			var value: int = 0
-			for i: int in digits:
-				var h: int = _bytes[_pos + i]
-				if not _is_hex(h):
-					return -1
-				value = value * 16 + _hex_value(h)
-			_pos += digits
-			return value
+	if _ESCAPES.has(next):
+		return _ESCAPES[next]
+	if next == 117 or next == 85:  # u U
+		return _hex_escape(4 if next == 117 else 6)
 	return next
+
+
+## The character of a \u (4 digits) or \U (6 digits) escape, after the letter; -1 if malformed.
+func _hex_escape(digits: int) -> int:
+	if _pos + digits > _size:
+		return -1
+	var value: int = 0
+	for i: int in digits:
+		var h: int = _bytes[_pos + i]
+		if not _is_hex(h):
+			return -1
+		value = value * 16 + _hex_value(h)
+	_pos += digits
+	return value
 
 
 ## A number or an identifier starting with byte `c` (already consumed), or an error token.
@@ -853,6 +953,7 @@ static func _hex_value(c: int) -> int:
 
 
 # ----- errors ------------------------------------------------------------------------------------
+
 
 ## Stop at something this reader does not understand, which the engine might: not vouched for.
 func _fail(reason: String) -> void:

@@ -10,6 +10,7 @@ extends SceneTree
 ## start) and `.godot/global_script_class_cache.cfg` (whose `Resource("...")` values are loaded at
 ## start) with empty files; flavour "trusted" (allow_scripts) leaves those to the project.
 
+
 func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	quit(0 if args.size() == 2 and _build(args[0], args[1]) == OK else 1)

@@ -8,15 +8,21 @@ extends SceneTree
 ## How many textured materials (each with a texture of its own) the project has in many/.
 const MANY: int = 50
 const PROFILES: Array[String] = [
-	"/interaction_profiles/khr/simple_controller", "/interaction_profiles/oculus/touch_controller",
-	"/interaction_profiles/valve/index_controller", "/interaction_profiles/htc/vive_controller",
-	"/interaction_profiles/microsoft/motion_controller", "/interaction_profiles/hp/mixed_reality_controller",
-	"/interaction_profiles/bytedance/pico4_controller", "/interaction_profiles/htc/vive_cosmos_controller",
-	"/interaction_profiles/htc/vive_focus3_controller", "/interaction_profiles/huawei/controller",
-	"/interaction_profiles/samsung/odyssey_controller", "/interaction_profiles/ext/hand_interaction_ext",
-	"/interaction_profiles/microsoft/hand_interaction", "/interaction_profiles/htc/vive_tracker_htcx",
+	"/interaction_profiles/khr/simple_controller",
+	"/interaction_profiles/oculus/touch_controller",
+	"/interaction_profiles/valve/index_controller",
+	"/interaction_profiles/htc/vive_controller",
+	"/interaction_profiles/microsoft/motion_controller",
+	"/interaction_profiles/hp/mixed_reality_controller",
+	"/interaction_profiles/bytedance/pico4_controller",
+	"/interaction_profiles/htc/vive_cosmos_controller",
+	"/interaction_profiles/htc/vive_focus3_controller",
+	"/interaction_profiles/huawei/controller",
+	"/interaction_profiles/samsung/odyssey_controller",
+	"/interaction_profiles/ext/hand_interaction_ext",
+	"/interaction_profiles/microsoft/hand_interaction",
+	"/interaction_profiles/htc/vive_tracker_htcx",
 ]
-
 
 var _failed: bool = false
 var _uids: Dictionary = {}  # text file saved -> the uid it was given
@@ -32,7 +38,9 @@ func _init() -> void:
 
 
 func _assets() -> void:
-	for folder: String in ["icons", "fonts", "meshes", "sounds", "materials", "tiles", "ui", "xr", "binary", "scenes", "scripts", "many"]:
+	for folder: String in [
+		"icons", "fonts", "meshes", "sounds", "materials", "tiles", "ui", "xr", "binary", "scenes", "scripts", "many"
+	]:
 		DirAccess.make_dir_recursive_absolute("res://" + folder)
 	for spec: Array in [["albedo", Color.ORANGE], ["normal", Color(0.5, 0.5, 1.0)], ["tiles", Color.DARK_GREEN]]:
 		var image: Image = Image.create(32, 32, false, Image.FORMAT_RGBA8)
@@ -147,7 +155,9 @@ func _resources() -> void:
 	_save_scene(player, "res://scenes/player.tscn")
 	var level: Node3D = Node3D.new()
 	level.name = "Level"
-	var instance: Node = (load("res://scenes/player.tscn") as PackedScene).instantiate(PackedScene.GEN_EDIT_STATE_INSTANCE)
+	var instance: Node = (load("res://scenes/player.tscn") as PackedScene).instantiate(
+		PackedScene.GEN_EDIT_STATE_INSTANCE
+	)
 	level.add_child(instance)
 	instance.owner = level
 	_save_scene(level, "res://scenes/level.tscn")
@@ -197,12 +207,12 @@ func _save(resource: Resource, path: String) -> void:
 func _add_uids(path: String) -> void:
 	var lines: PackedStringArray = FileAccess.get_file_as_string(path).split("\n")
 	_uids[path] = ResourceUID.id_to_text(ResourceUID.create_id())
-	lines[0] = lines[0].replace(" format=3]", " format=3 uid=\"%s\"]" % _uids[path])
+	lines[0] = lines[0].replace(" format=3]", ' format=3 uid="%s"]' % _uids[path])
 	for i: int in lines.size():
 		if lines[i].begins_with("[ext_resource ") and not lines[i].contains(" uid="):
-			var target: String = lines[i].get_slice("path=\"", 1).get_slice("\"", 0)
+			var target: String = lines[i].get_slice('path="', 1).get_slice('"', 0)
 			var uid: String = _uids.get(target, ResourceUID.id_to_text(ResourceLoader.get_resource_uid(target)))
-			lines[i] = lines[i].replace(" path=", " uid=\"%s\" path=" % uid)
+			lines[i] = lines[i].replace(" path=", ' uid="%s" path=' % uid)
 	_write(path, "\n".join(lines).to_utf8_buffer())
 
 

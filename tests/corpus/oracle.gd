@@ -28,7 +28,10 @@ func _view(resource: Resource) -> Dictionary:
 			continue
 		var value: Variant = resource.get(name)
 		var default: Variant = fresh.get(name)
-		if typeof(value) == typeof(default) and (value == default or (value is Object and _difference(value, default, "", {}) == "")):
+		if (
+			typeof(value) == typeof(default)
+			and (value == default or (value is Object and _difference(value, default, "", {}) == ""))
+		):
 			continue
 		stored[name] = _shown(value)
 	return {"type": resource.get_class(), "stored": stored}
@@ -55,34 +58,37 @@ func _difference(a: Variant, b: Variant, at: String, seen: Dictionary) -> String
 	if typeof(a) == TYPE_OBJECT and (a == null or b == null):
 		return "" if a == b else at + " (null)"
 	if a is Resource:
-		if a.get_class() != b.get_class():
-			return at + " (class)"
-		var file: String = a.resource_path.get_slice("::", 0)
-		if not file.is_empty() and FileAccess.file_exists(file + ".import"):
-			return "" if a.resource_path == b.resource_path else at + " (imported asset)"
-		if seen.has(a):
-			return ""
-		seen[a] = true
-		for info: Dictionary in a.get_property_list():
-			if info["usage"] & PROPERTY_USAGE_STORAGE != 0 and info["name"] != "resource_path":
-				var found: String = _difference(a.get(info["name"]), b.get(info["name"]), at + "/" + info["name"], seen)
-				if not found.is_empty():
-					return found
-		return ""
-	if a is Array:
-		if a.size() != b.size():
-			return "%s (%d items, %d items)" % [at, a.size(), b.size()]
-		for i: int in a.size():
-			var found: String = _difference(a[i], b[i], "%s[%d]" % [at, i], seen)
-			if not found.is_empty():
-				return found
-		return ""
-	if a is Dictionary:
-		if a.keys() != b.keys():
-			return at + " (keys)"
-		for key: Variant in a:
-			var found: String = _difference(a[key], b[key], "%s[%s]" % [at, key], seen)
-			if not found.is_empty():
-				return found
-		return ""
+		return _resource_difference(a, b, at, seen)
+	if a is Array or a is Dictionary:
+		return _items_difference(a, b, at, seen)
 	return "" if a == b else at
+
+
+func _resource_difference(a: Resource, b: Resource, at: String, seen: Dictionary) -> String:
+	if a.get_class() != b.get_class():
+		return at + " (class)"
+	var file: String = a.resource_path.get_slice("::", 0)
+	if not file.is_empty() and FileAccess.file_exists(file + ".import"):
+		return "" if a.resource_path == b.resource_path else at + " (imported asset)"
+	if seen.has(a):
+		return ""
+	seen[a] = true
+	for info: Dictionary in a.get_property_list():
+		if info["usage"] & PROPERTY_USAGE_STORAGE != 0 and info["name"] != "resource_path":
+			var found: String = _difference(a.get(info["name"]), b.get(info["name"]), at + "/" + info["name"], seen)
+			if not found.is_empty():
+				return found
+	return ""
+
+
+## Two arrays or two dictionaries: their sizes (or keys), then each item.
+func _items_difference(a: Variant, b: Variant, at: String, seen: Dictionary) -> String:
+	if a is Array and a.size() != b.size():
+		return "%s (%d items, %d items)" % [at, a.size(), b.size()]
+	if a is Dictionary and a.keys() != b.keys():
+		return at + " (keys)"
+	for key: Variant in range(a.size()) if a is Array else a.keys():
+		var found: String = _difference(a[key], b[key], "%s[%s]" % [at, key], seen)
+		if not found.is_empty():
+			return found
+	return ""

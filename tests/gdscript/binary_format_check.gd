@@ -34,6 +34,7 @@ func _init() -> void:
 
 # ----- files the engine saves ------------------------------------------------------------------
 
+
 func _saved_cases() -> void:
 	var node_script: Script = _write_script("node_tool.gd", "extends Node\n")
 	var resource_script: Script = _write_script("tool.gd", "extends Resource\n")
@@ -45,18 +46,31 @@ func _saved_cases() -> void:
 	_save_and_scan("clean_scene", "clean_scene.scn", _clean_scene(), "clean")
 	_save_and_scan("embedded_script", "embedded_script.res", _with_script(_embedded("extends Resource\n")), "scripted")
 	_save_and_scan("external_script", "external_script.res", _with_script(resource_script), "scripted")
-	_save_and_scan("class_name_script", "class_name.res",
-			_with_script(_embedded("class_name BinaryCheckThing\nextends Resource\n")), "scripted")
+	_save_and_scan(
+		"class_name_script",
+		"class_name.res",
+		_with_script(_embedded("class_name BinaryCheckThing\nextends Resource\n")),
+		"scripted"
+	)
 	_save_and_scan("scripted_sub", "scripted_sub.res", _scripted_sub(), "scripted")
 	_save_and_scan("typed_external_script", "typed_external_script.res", _typed_by_script(resource_script), "scripted")
-	_save_and_scan("typed_embedded_script", "typed_embedded_script.res",
-			_typed_by_script(_embedded("extends Resource\n")), "scripted")
+	_save_and_scan(
+		"typed_embedded_script",
+		"typed_embedded_script.res",
+		_typed_by_script(_embedded("extends Resource\n")),
+		"scripted"
+	)
 	_save_and_scan("scene", "scene.scn", _scene(node_script), "scripted")
 	_chain_cases()
 	_save_and_scan("big_endian", "big_endian.res", _values(), "broken", ResourceSaver.FLAG_SAVE_BIG_ENDIAN)
 	_save_and_scan("compressed", "compressed.res", _values(), "clean", ResourceSaver.FLAG_COMPRESS)
-	_save_and_scan("compressed_script", "compressed_script.res", _with_script(_embedded("extends Resource\n")),
-			"scripted", ResourceSaver.FLAG_COMPRESS)
+	_save_and_scan(
+		"compressed_script",
+		"compressed_script.res",
+		_with_script(_embedded("extends Resource\n")),
+		"scripted",
+		ResourceSaver.FLAG_COMPRESS
+	)
 	var packed: PackedByteArray = FileAccess.get_file_as_bytes(_dir.path_join("compressed.res"))
 	_report("compressed_cut", "broken", packed.slice(0, packed.size() - 40))
 	_report("compressed_block_damaged", "broken", _patched(packed, packed.size() - 30, "garbage!".to_ascii_buffer()))
@@ -73,16 +87,17 @@ func _chain_cases() -> void:
 	var loaded: Resource = ResourceLoader.load(base_path, "", ResourceLoader.CACHE_MODE_IGNORE)
 	var note: Dictionary = {"target": base_path}
 	_save_and_scan("chain", "chain.res", _pointing_at(loaded), "clean", 0, note)
-	_save_and_scan("bundled", "bundled.res", _pointing_at(loaded), "clean",
-			ResourceSaver.FLAG_BUNDLE_RESOURCES, note)
+	_save_and_scan("bundled", "bundled.res", _pointing_at(loaded), "clean", ResourceSaver.FLAG_BUNDLE_RESOURCES, note)
 	DirAccess.make_dir_absolute(_dir.path_join("sub"))
-	_save_and_scan("relative", "sub/relative.res", _pointing_at(loaded), "clean",
-			ResourceSaver.FLAG_RELATIVE_PATHS, note)
+	_save_and_scan(
+		"relative", "sub/relative.res", _pointing_at(loaded), "clean", ResourceSaver.FLAG_RELATIVE_PATHS, note
+	)
 	_save_and_scan("marker", "marker.res", _marker(loaded), "clean", 0, note)
 
 
-func _save_and_scan(name: String, file: String, resource: Resource, kind: String, flags: int = 0,
-		note: Dictionary = {}) -> void:
+func _save_and_scan(
+	name: String, file: String, resource: Resource, kind: String, flags: int = 0, note: Dictionary = {}
+) -> void:
 	var path: String = _dir.path_join(file)
 	if _saved(name, ResourceSaver.save(resource, path, flags)):
 		_report(name, kind, FileAccess.get_file_as_bytes(path), note)
@@ -149,21 +164,46 @@ func _mesh() -> ArrayMesh:
 func _values() -> Resource:
 	var resource: Resource = Resource.new()
 	var values: Dictionary = {
-		"bool": true, "int": -7, "int64": 1 << 40, "float": 0.5, "double": 0.1, "string": "héllo",
-		"string_name": &"a_name", "node_path": NodePath("/root/a/b:c:d"), "relative_path": NodePath("x"),
-		"vector2": Vector2(1, 2), "vector2i": Vector2i(1, 2), "rect2": Rect2(1, 2, 3, 4),
-		"rect2i": Rect2i(1, 2, 3, 4), "vector3": Vector3(1, 2, 3), "vector3i": Vector3i(1, 2, 3),
-		"transform2d": Transform2D(0.5, Vector2(1, 2)), "vector4": Vector4(1, 2, 3, 4),
-		"vector4i": Vector4i(1, 2, 3, 4), "plane": Plane(Vector3.UP, 2), "quaternion": Quaternion(0, 0, 0, 1),
-		"aabb": AABB(Vector3.ONE, Vector3.ONE), "basis": Basis.IDENTITY, "transform3d": Transform3D.IDENTITY,
-		"projection": Projection.IDENTITY, "color": Color(0.1, 0.2, 0.3, 0.4),
-		"array": [1, "two", [3.0, {"four": 4}]], "dictionary": {1: "one", "two": [2], Vector2i(3, 3): null},
-		"bytes": PackedByteArray([1, 2, 3, 4, 5]), "int32s": PackedInt32Array([1, -2]),
-		"int64s": PackedInt64Array([1 << 40]), "float32s": PackedFloat32Array([0.5]),
-		"float64s": PackedFloat64Array([0.1]), "strings": PackedStringArray(["a", "", "script"]),
-		"vector2s": PackedVector2Array([Vector2.ONE]), "vector3s": PackedVector3Array([Vector3.ONE]),
-		"colors": PackedColorArray([Color.RED]), "vector4s": PackedVector4Array([Vector4.ONE]),
-		"callable": Callable(), "signal": Signal(), "rid": RID(),
+		"bool": true,
+		"int": -7,
+		"int64": 1 << 40,
+		"float": 0.5,
+		"double": 0.1,
+		"string": "héllo",
+		"string_name": &"a_name",
+		"node_path": NodePath("/root/a/b:c:d"),
+		"relative_path": NodePath("x"),
+		"vector2": Vector2(1, 2),
+		"vector2i": Vector2i(1, 2),
+		"rect2": Rect2(1, 2, 3, 4),
+		"rect2i": Rect2i(1, 2, 3, 4),
+		"vector3": Vector3(1, 2, 3),
+		"vector3i": Vector3i(1, 2, 3),
+		"transform2d": Transform2D(0.5, Vector2(1, 2)),
+		"vector4": Vector4(1, 2, 3, 4),
+		"vector4i": Vector4i(1, 2, 3, 4),
+		"plane": Plane(Vector3.UP, 2),
+		"quaternion": Quaternion(0, 0, 0, 1),
+		"aabb": AABB(Vector3.ONE, Vector3.ONE),
+		"basis": Basis.IDENTITY,
+		"transform3d": Transform3D.IDENTITY,
+		"projection": Projection.IDENTITY,
+		"color": Color(0.1, 0.2, 0.3, 0.4),
+		"array": [1, "two", [3.0, {"four": 4}]],
+		"dictionary": {1: "one", "two": [2], Vector2i(3, 3): null},
+		"bytes": PackedByteArray([1, 2, 3, 4, 5]),
+		"int32s": PackedInt32Array([1, -2]),
+		"int64s": PackedInt64Array([1 << 40]),
+		"float32s": PackedFloat32Array([0.5]),
+		"float64s": PackedFloat64Array([0.1]),
+		"strings": PackedStringArray(["a", "", "script"]),
+		"vector2s": PackedVector2Array([Vector2.ONE]),
+		"vector3s": PackedVector3Array([Vector3.ONE]),
+		"colors": PackedColorArray([Color.RED]),
+		"vector4s": PackedVector4Array([Vector4.ONE]),
+		"callable": Callable(),
+		"signal": Signal(),
+		"rid": RID(),
 	}
 	for key: String in values:
 		resource.set_meta(key, values[key])
@@ -270,6 +310,7 @@ func _packed(top: Node) -> PackedScene:
 
 # ----- crafted copies of marker.res ------------------------------------------------------------
 
+
 func _crafted_cases() -> void:
 	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(_dir.path_join("marker.res"))
 	if bytes.is_empty():
@@ -330,8 +371,11 @@ func _variant_cases(bytes: PackedByteArray, name_at: int) -> void:
 	_report("string_length_past_end", "broken", _with_u32(bytes, name_at - 4, 0x7FFFFF00))
 	_report("string_length_negative", "broken", _with_u32(bytes, name_at - 4, 0xFFFFFFF0))
 	var table_name: PackedByteArray = "resource_name".to_utf8_buffer()
-	_report("string_unterminated", "broken",
-			_patched(bytes, _find(bytes, table_name) + table_name.size(), PackedByteArray([65])))
+	_report(
+		"string_unterminated",
+		"broken",
+		_patched(bytes, _find(bytes, table_name) + table_name.size(), PackedByteArray([65]))
+	)
 	_report("name_index_past_table", "broken", _with_u32(bytes, name_at - 12, 999))
 	_report("name_inline_past_end", "broken", _with_u32(bytes, name_at - 12, 0x80000000 | 0x7FFFFF))
 	var blob_at: int = _find(bytes, _u32s([31, _BLOB_SIZE]))
@@ -423,6 +467,7 @@ func _with_u64(bytes: PackedByteArray, at: int, value: int) -> PackedByteArray:
 
 # ----- random damage: the reader must finish on anything ----------------------------------------
 
+
 ## Flip, set or clear a few random bytes of each file `runs` times; a script error in the reader
 ## shows on stderr (the Python test looks for it) and a crash loses the final "DONE".
 func _fuzz_cases(files: Array[String], runs: int) -> void:
@@ -458,12 +503,26 @@ func _damaged(bytes: PackedByteArray, random: RandomNumberGenerator) -> PackedBy
 
 # ----- output ----------------------------------------------------------------------------------
 
+
 func _report(name: String, kind: String, bytes: PackedByteArray, note: Dictionary = {}) -> void:
 	var scan: Scan = Scan.new()
 	BinaryFormat.read(bytes, scan)
-	print(JSON.stringify({
-		# Either reason a read stops for: not understood, or broken (then "corrupt" says so).
-		"case": name, "kind": kind, "unreadable": scan.unreadable + scan.corrupt, "corrupt": not scan.corrupt.is_empty(),
-		"finished": scan.finished, "classes": scan.classes,
-		"loads": scan.loads, "script_set": scan.script_set, "note": note,
-	}))
+	print(
+		(
+			JSON
+			. stringify(
+				{
+					# Either reason a read stops for: not understood, or broken (then "corrupt" says so).
+					"case": name,
+					"kind": kind,
+					"unreadable": scan.unreadable + scan.corrupt,
+					"corrupt": not scan.corrupt.is_empty(),
+					"finished": scan.finished,
+					"classes": scan.classes,
+					"loads": scan.loads,
+					"script_set": scan.script_set,
+					"note": note,
+				}
+			)
+		)
+	)

@@ -3,6 +3,7 @@ extends SceneTree
 ## and print one JSON line per file with both scans; a last line says DONE.
 ## Run: godot --headless -s tests/gdscript/text_format_check.gd -- <repo> <file>...
 
+
 func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	var text_format: GDScript = load(args[0].path_join("gdscript/safety/text_format.gd"))
@@ -24,9 +25,13 @@ func _summary(scan: RefCounted) -> Dictionary:
 	return {
 		# URI-encoded: the engine's JSON writer emits escapes (\v) that JSON does not have.
 		"classes": scan.get("classes").map(func(entry: Dictionary) -> String: return str(entry["type"]).uri_encode()),
-		"loads": scan.get("loads").map(func(entry: Dictionary) -> String: return ("%s|%s|%s" % [entry["path"], entry["uid"], entry["base"]]).uri_encode()),
+		"loads": scan.get("loads").map(_load_text),
 		"script": not str(scan.get("script_set")).is_empty(),
 		"unreadable": not str(scan.get("unreadable")).is_empty(),
 		"corrupt": not str(scan.get("corrupt")).is_empty(),
 		"finished": scan.get("finished"),
 	}
+
+
+func _load_text(entry: Dictionary) -> String:
+	return ("%s|%s|%s" % [entry["path"], entry["uid"], entry["base"]]).uri_encode()

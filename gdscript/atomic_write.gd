@@ -1,0 +1,55 @@
+extends RefCounted
+## Replace a file whole: write a temp file beside it, then rename the temp file over it, so that
+## a reader finds the old file or the new one, never a part of either.
+##
+## The temp file is `.<file>.<pid>-<n>.tmp.<ext>` beside the target: the bridge removes those of an
+## engine it had to kill (bridge/locks.py sweep()), and finds them by that name. Paths here are
+## absolute real paths (under the worker's settings pack, res:// names the pack for a DirAccess;
+## see safety/paths.gd). Whether the target may be written at all is for the caller (saving.gd).
+
+const Paths = preload("safety/paths.gd")
+
+
+## A temp file beside `path`, named by this process's id.
+static func temp_path(path: String) -> String:
+	# path_join, not "%s/%s": for a file at the project root the folder is "res://", and under the
+	# worker's settings pack "res:///x" names /x at the file system root (see safety/paths.gd).
+	return path.get_base_dir().path_join(
+		".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
+	)
+
+
+## Write `bytes` as the whole file at `path`, with every step's error checked.
+static func store(path: String, bytes: PackedByteArray) -> Error:
+	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
+	if file == null:
+		return FileAccess.get_open_error()
+	# store_buffer() returns nothing before Godot 4.4, and close() drops the error of its flush:
+	# callers prove the bytes by reading them back.
+	file.store_buffer(bytes)
+	var err: Error = file.get_error()
+	file.close()
+	return err if err != ERR_FILE_EOF else OK
+
+
+## Rename the temp file `temp` over `target`, giving it the permissions `mode` first (when >= 0).
+static func commit(temp: String, target: String, mode: int = -1) -> Error:
+	if mode >= 0:
+		FileAccess.set_unix_permissions(temp, mode)
+	return Paths.project_dir().rename(temp, target)
+
+
+## Remove a temp file that is not to be committed.
+static func discard(temp: String) -> void:
+	DirAccess.remove_absolute(temp)
+
+
+## Replace `target` with `bytes` at once (store, then commit); no temp file stays, whatever fails.
+static func replace(target: String, bytes: PackedByteArray, mode: int = -1) -> Error:
+	var temp: String = temp_path(target)
+	var err: Error = store(temp, bytes)
+	if err == OK:
+		err = commit(temp, target, mode)
+	if err != OK:
+		discard(temp)
+	return err
