@@ -68,15 +68,17 @@ def test_a_value_naming_a_native_library_does_not_load_it(tmp_path: Path, godot_
 
 
 def hooked_project(tmp_path: Path) -> Path:
-    """A project whose hooked.tres loads a script that starts a thread appending to a marker."""
+    """A project whose hooked.tres loads a script that marks a file, then starts a thread appending
+    to it ten times a second."""
     project = new_project(tmp_path)
-    # A script whose static initialiser starts a thread that appends to a marker ten times a second.
+    # The first tick is written before the thread starts, so it is there before the reply is.
     hook = ("extends Resource\nstatic var _thread: Thread = _start()\nstatic func _start() -> Thread:\n"
-            "\tvar thread := Thread.new()\n\tthread.start(_tick)\n\treturn thread\n"
-            "static func _tick() -> void:\n\twhile true:\n"
-            f"\t\tvar f := FileAccess.open(\"res://{corpus.MARK}hook.txt\", FileAccess.READ_WRITE if "
+            "\t_mark()\n\tvar thread := Thread.new()\n\tthread.start(_tick)\n\treturn thread\n"
+            "static func _tick() -> void:\n\twhile true:\n\t\tOS.delay_msec(100)\n\t\t_mark()\n"
+            "static func _mark() -> void:\n"
+            f"\tvar f := FileAccess.open(\"res://{corpus.MARK}hook.txt\", FileAccess.READ_WRITE if "
             f"FileAccess.file_exists(\"res://{corpus.MARK}hook.txt\") else FileAccess.WRITE)\n"
-            "\t\tf.seek_end()\n\t\tf.store_string(\"tick\\n\")\n\t\tf.close()\n\t\tOS.delay_msec(100)\n")
+            "\tf.seek_end()\n\tf.store_string(\"tick\\n\")\n\tf.close()\n")
     (project / "hook.gd").write_text(hook)
     (project / "hooked.tres").write_text('[gd_resource type="Resource" format=3]\n\n'
                                          '[ext_resource type="Script" path="res://hook.gd" id="1"]\n\n'
