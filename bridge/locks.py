@@ -11,7 +11,8 @@ hash of the target's real path: nothing is ever created in the project for them.
 
 The engine saves through a temp file `.<file>.<pid>-<n>.tmp.<ext>` beside the target and renames it
 over the target (gdscript/saving.gd). An engine killed between the two leaves the temp behind; once
-that engine is dead, `sweep()` removes the temps its pid left beside the files it was writing.
+that engine is dead, `sweep()` removes the temps its pid left beside the files it was writing (the
+name is made in gdscript/atomic_write.gd).
 """
 
 from __future__ import annotations

@@ -62,6 +62,8 @@ def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) ->
         )
     try:
         real = _real_below(str(root), relative)
+    except _LinkLoop:
+        raise PathOutsideProject(f"{field} {value!r} leads into a loop of links", field=field) from None
     except OSError as exc:
         raise InvalidPath(f"{field} {value!r} changed while it was being checked ({exc.strerror})",
                           field=field) from None
@@ -98,9 +100,17 @@ def _real_below(root: str, relative: str) -> str:
         if stat.S_ISLNK(mode):
             # realpath() lets an OSError through when a link vanishes between its lstat and its
             # readlink; the caller reports that as a path that changed while it was checked.
-            return os.path.realpath(os.path.join(current, *parts[at:]))
+            real = os.path.realpath(os.path.join(current, *parts[at:]))
+            if os.path.islink(real):
+                # realpath stops where links loop; such a path leads nowhere inside (as the engine says).
+                raise _LinkLoop(real)
+            return real
         current = candidate
     return current
+
+
+class _LinkLoop(Exception):
+    """A path whose links lead back into each other."""
 
 
 _UNWRITABLE = re.compile(r'["\x00-\x1f\x7f]')
@@ -118,11 +128,15 @@ def _relative(value: str, field: str) -> str:
     text = value[len("res://"):] if value.startswith("res://") else value
     if not text.strip():
         raise InvalidPath(f"{field} is empty", field=field)
-    if "://" in text or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
+    # Godot reads every backslash as a slash and a name before ":/" as a drive, so the file checked
+    # here would not be the file the engine opens (gdscript/safety/paths.gd refuses the same).
+    if ":/" in text or text.startswith("/") or (len(text) > 1 and text[1] == ":"):
         raise InvalidPath(
             f"{field} {value!r} must be relative to the project (or start with res://)",
             field=field,
         )
+    if "\\" in text:
+        raise InvalidPath(f"{field} {value!r} holds a backslash; separate folders with '/'", field=field)
     if len(text) > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in text.split("/")):
         raise InvalidPath(f"{field} {value[:60]!r}... is longer than the system allows", field=field)
     normal = posixpath.normpath(text)

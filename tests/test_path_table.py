@@ -8,9 +8,6 @@ material, of a resource embedded in a new resource, a duplicate's override, an u
 expects "ok" (its path names mat.tres, a material inside the project), "not_found" (a file that is
 not there; saving there is ok), or an error code. Where the two uses differ on purpose, the row's
 `value_code` says so and `why` says why.
-
-Rows with `python_pending` are answered differently by bridge/paths.py today; their request-member
-uses are expected failures (strict: once Python agrees they pass, and the mark must go).
 """
 
 from __future__ import annotations
@@ -31,10 +28,6 @@ MATERIAL = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nreso
 
 OK, MISSING, INVALID, OUTSIDE = "ok", "not_found", "invalid_path", "path_outside_project"
 
-READS = ("resource_read.resource_path", "resource_duplicate.source_path")
-BACKSLASH = ("bridge/paths.py refuses a backslash only at the start; the engine reads every backslash as a "
-             "slash, so the file Python checked is not the file the engine opens")
-
 
 @dataclass(frozen=True)
 class Row:
@@ -43,10 +36,6 @@ class Row:
     why: str
     value_code: str | None = None
     """The code of the value uses, where it differs on purpose from `code`."""
-    python_pending: str = ""
-    """Why bridge/paths.py answers otherwise today (see the module docstring)."""
-    pending_uses: tuple[str, ...] = ()
-    """The request-member uses that `python_pending` concerns (all of them when empty)."""
 
 
 ROWS = [
@@ -76,17 +65,16 @@ ROWS = [
     Row("C:/mat.tres", INVALID, "a drive letter"),
     Row("C:\\mat.tres", INVALID, "a drive letter and a backslash"),
     Row("C:mat.tres", INVALID, "a drive-relative path"),
-    Row("ab:/mat.tres", INVALID, "Godot reads a name before ':/' as a drive (is_absolute_path() is true)",
-        python_pending="bridge/paths.py takes only one letter before ':' for a drive"),
+    Row("ab:/mat.tres", INVALID, "Godot reads a name before ':/' as a drive (is_absolute_path() is true)"),
     Row("user://mat.tres", INVALID, "another scheme"),
     Row("file:///tmp/mat.tres", INVALID, "another scheme"),
     Row("uid://b1234567", INVALID, "a uid is not a path"),
     Row("RES://mat.tres", INVALID, "the scheme is lower case"),
     Row("res://res://mat.tres", INVALID, "a scheme after res://"),
     # Backslashes: the engine's FileAccess reads them as slashes.
-    Row("sub\\mat.tres", INVALID, "a backslash", python_pending=BACKSLASH),
-    Row("sub\\..\\mat.tres", INVALID, "'..' between backslashes", python_pending=BACKSLASH),
-    Row("..\\outside\\secret.tres", INVALID, "'..' between backslashes, leading out", python_pending=BACKSLASH),
+    Row("sub\\mat.tres", INVALID, "a backslash"),
+    Row("sub\\..\\mat.tres", INVALID, "'..' between backslashes"),
+    Row("..\\outside\\secret.tres", INVALID, "'..' between backslashes, leading out"),
     # Leading out.
     Row("..", OUTSIDE, "the parent folder"),
     Row("../outside/secret.tres", OUTSIDE, "'..'"),
@@ -94,10 +82,7 @@ ROWS = [
     Row("sub/../../outside/secret.tres", OUTSIDE, "'..' past the root"),
     Row("out_link.tres", OUTSIDE, "a link to a file outside"),
     Row("out_dir/secret.tres", OUTSIDE, "through a link to a folder outside"),
-    Row("loop.tres", OUTSIDE, "a loop of links resolves to nothing inside",
-        python_pending="bridge/paths.py takes a loop of links for the path as written (os.path.realpath stops "
-                       "there), so a read finds no file (not_found); a save is refused by the engine",
-        pending_uses=READS),
+    Row("loop.tres", OUTSIDE, "a loop of links resolves to nothing inside"),
     # The engine's own files.
     Row("project.godot", INVALID, "the project file"),
     Row(".godot", INVALID, "the engine's folder"),
@@ -220,10 +205,7 @@ def run(bridge: Bridge, project: Path, request: dict[str, Any]) -> tuple[str, di
 
 @pytest.mark.parametrize("use", list(MEMBER_USES))
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: repr(row.path[:40]))
-def test_as_a_request_member(bridge: Bridge, walled: Path, row: Row, use: str,
-                             request: pytest.FixtureRequest) -> None:
-    if row.python_pending and (not row.pending_uses or use in row.pending_uses):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=row.python_pending))
+def test_as_a_request_member(bridge: Bridge, walled: Path, row: Row, use: str) -> None:
     op, field = use.split(".")
     before = state(walled)
     try:
