@@ -18,6 +18,7 @@ from . import engine as engines
 from . import paths
 from .engine import DEFAULT_TIMEOUT
 from .errors import BridgeError
+from .request import decode
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -146,8 +147,6 @@ def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
 
 def _decode(text: str) -> Any:
     """The decoded request, or its text where it does not decode (its reply then says why)."""
-    from .request import decode
-
     try:
         return decode(text)
     except BridgeError:

@@ -47,11 +47,6 @@ def project_root(project_path: str, relative_to: str | None = None) -> Path:
     return root
 
 
-def to_res(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> str:
-    """Return `value` as a normalised `res://` path inside `root`, or raise why it is refused."""
-    return resolve(root, value, field=field, suffixes=suffixes)[0]
-
-
 def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
     """Return `value` as a normalised `res://` path inside `root` and the real path it names (the
     file's identity: two paths through links to one file have one real path); or raise why not."""

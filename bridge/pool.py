@@ -99,16 +99,6 @@ class _Task:
     job: Job
     sent_at: float = 0.0
 
-    @property
-    def locks(self) -> bool:
-        """Whether it holds file locks while in flight (it is sent only to an idle engine)."""
-        return self.job.rewrites
-
-    @property
-    def allowed(self) -> bool:
-        """Whether it allows scripts, and so is served by an engine of its own."""
-        return self.job.allows_scripts
-
 
 @dataclass
 class _Feed:
@@ -337,6 +327,7 @@ class Pool:
     def _dispatch(self) -> None:
         """Prepare and route requests until every engine has two windows of work in front of it."""
         slots = self._all_slots()
+        # Each project has one slot beside its `jobs` for allow_scripts requests: not counted here.
         budget = 2 * self.window * max(len(slots) - len(self._slots), self.jobs)
         queued = sum(slot.pending() for slot in slots)
         while queued < budget:
@@ -543,11 +534,11 @@ class _Slot:
 
     def locking(self) -> bool:
         """Return whether a request in flight holds file locks (one sent only to an idle engine)."""
-        return bool(self.inflight) and self.inflight[0].locks
+        return bool(self.inflight) and self.inflight[0].job.rewrites
 
     def _one_shot(self) -> bool:
         """Whether the worker serves an allow_scripts request: it takes no other, and goes after it."""
-        return bool(self.inflight) and self.inflight[0].allowed
+        return bool(self.inflight) and self.inflight[0].job.allows_scripts
 
     def deadline(self) -> float:
         """Return when the request the engine is serving now runs out of time."""
@@ -584,7 +575,8 @@ class _Slot:
                 self.queue.popleft()
                 self.pool.finish(task, refuse(task.job.request, Skipped(_SKIPPED)), self)
                 continue
-            if self.inflight and (task.locks or task.allowed or self._one_shot() or not self._usable()):
+            job = task.job
+            if self.inflight and (job.rewrites or job.allows_scripts or self._one_shot() or not self._usable()):
                 # A rewrite waits for its lock, which the replies in flight may hold; a dead,
                 # stale or worn-out worker is replaced once the requests in flight are answered;
                 # an allow_scripts request has an engine of its own.
@@ -595,7 +587,7 @@ class _Slot:
     def _send(self, task: _Task) -> bool:
         """Send the head of the queue; return False to first take the replies in flight."""
         try:
-            if task.allowed:
+            if task.job.allows_scripts:
                 worker = self._replace_worker(trusted=True)
             else:
                 worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
@@ -635,7 +627,7 @@ class _Slot:
         while (answer := worker.take()) is not None:
             task = self.inflight.popleft()
             self._idle_since = now
-            if task.allowed:
+            if task.job.allows_scripts:
                 # Its engine may run the code it loaded: it serves nothing else, and is killed (it
                 # has answered, so its files are in place; code it runs may hold up an orderly exit).
                 self.worker = None

@@ -147,21 +147,19 @@ def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tu
         message[ENGINE_NAMES.get(key, key)] = value
     message["op"] = request.op
     files: list[tuple[str, int]] = []
+    named: dict[str, str] = {}
+    """Each real path met so far, with the member that named it."""
     for key, (suffixes, role) in members.items():
         value = getattr(request, key)
         if value is None:
             continue
         field = request.spelled(key)
         message[ENGINE_NAMES.get(key, key)], real = paths.resolve(root, value, field=field, suffixes=suffixes)
-        if any(real == known for known, _ in files):
-            raise InvalidPath(f"{field} must differ from {_names(request, members)[0]} (it names the same file)",
-                              field=field)
+        if real in named:
+            raise InvalidPath(f"{field} must differ from {named[real]} (it names the same file)", field=field)
+        named[real] = field
         files.append((real, role))
     return message, tuple(files)
-
-
-def _names(request: AnyRequest, members: dict[str, Any]) -> list[str]:
-    return [request.spelled(key) for key in members if getattr(request, key) is not None]
 
 
 def finish(job: Job, answer: dict[str, Any]) -> Reply:

@@ -270,7 +270,7 @@ def test_a_link_vanishing_while_it_is_checked_is_an_error_not_a_crash(tmp_path: 
     # lstat saw a link; by the time it is read, it is gone (os.path.realpath lets that escape).
     monkeypatch.setattr(os, "readlink", vanished)
     with pytest.raises(BridgeError) as raised:
-        paths.to_res(root, "d/x.tres", field="resource_path", suffixes=(".tres",))
+        paths.resolve(root, "d/x.tres", field="resource_path", suffixes=(".tres",))
     assert raised.value.field == "resource_path"
 
 

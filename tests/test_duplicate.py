@@ -141,3 +141,14 @@ def test_a_copy_of_a_shader_material_takes_overrides_of_its_uniforms(project: Pa
     unknown = bridge.run({"op": "resource_duplicate", "project_path": str(project), "source_path": "s.tres",
                           "dest_path": "copies/t.tres", "property_overrides": {"shader_parameter/nope": 1}})
     assert unknown["error"]["code"] == "unknown_property"
+
+
+@pytest.mark.parametrize("dest", [SOURCE, "res://materials/../materials/layered.tres", "alias.tres"])
+def test_a_copy_onto_its_own_source_is_refused(project: Path, bridge: Bridge, dest: str) -> None:
+    (project / "alias.tres").symlink_to(project / SOURCE)
+    before = snapshot(project)
+    reply = duplicate(bridge, project, dest_path=dest)
+    assert reply["result"] == "error" and reply["error"]["field"] == "dest_path"
+    assert reply["error"]["code"] == "invalid_path"
+    assert reply["error"]["message"] == "dest_path must differ from source_path (it names the same file)"
+    assert snapshot(project) == before
