@@ -2,7 +2,6 @@ extends RefCounted
 ## Resources named in requests and values: confined to the project, checked for code, loaded fresh.
 
 const Job = preload("job.gd")
-const Guard = preload("safety/guard.gd")
 
 const _ASSETS_KEPT: int = 256
 
@@ -10,6 +9,10 @@ const _ASSETS_KEPT: int = 256
 ## long as something else does), res -> [import stamp when loaded (see _import_stamp()), resource],
 ## least recently used first; the worker's memory limit (bridge/worker.py) bounds the rest.
 static var _assets: Dictionary = {}
+
+## safety/guard.gd, compiled on the first load (with the file readers it uses, ~0.1 s): a request
+## that loads no file never needs it, and a one-shot `godot-bridge run` of one pays for no more.
+static var _guard: GDScript = null
 
 
 ## Load the resource at res:// `path` fresh from disk, after guard.gd has found that loading it runs
@@ -20,7 +23,10 @@ static func load_fresh(path: String, job: Job, where: String, copy: bool = false
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
-	var files: Array[Dictionary] = Guard.check(path, job, where)
+	if _guard == null:
+		var job_script: Script = Job
+		_guard = load(job_script.resource_path.get_base_dir().path_join("safety/guard.gd"))
+	var files: Array[Dictionary] = _guard.check(path, job, where)
 	if job.failed():
 		return null
 	# Held until the load below has taken them from the cache, which holds nothing by itself.
