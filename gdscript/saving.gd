@@ -47,7 +47,8 @@ static func stage(
 	var write: Dictionary = _begin(path, job, where)
 	if job.failed():
 		return {}
-	var uid: String = uid_of(write["real"])
+	# A file that is not there yet has no uid to keep (three file checks, ~40 us, saved per create).
+	var uid: String = uid_of(write["real"]) if write["old"] != null else ""
 	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
 	if resource.resource_path == path:
 		# Rewriting the file it was loaded from (a new resource names no file with ids to keep).
