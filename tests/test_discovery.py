@@ -1,18 +1,24 @@
 """Finding Godot the way people install it: every install layout of Linux, macOS and Windows, laid out
 with stand-in executables under a fake home and fake system folders (the platform is a name the search
-is given, so all three run here), and the choice among several."""
+is given, so all three run here), the choice among several, and what doctor shows of it."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bridge.discovery import Roots
 from bridge.engine import find_godot, survey, version_order
 from bridge.errors import EngineNotFound, EngineUnsupported
+from conftest import REPO
 
 TOO_OLD = "passed over: older than Godot 4.3, which godot-bridge needs"
 
@@ -317,3 +323,104 @@ def test_a_launcher_that_fails_says_how(home: Path, system: Path, bin_dir: Path)
     [finding] = survey(roots=machine("linux", home, system, bin_dir)).findings
     assert finding.reason == "passed over: --version failed with exit status 127 (env: bash: No such file or directory)"
 
+
+# ----- doctor, as a user runs it -----------------------------------------------------------------
+
+
+def doctor(home: Path, path: Path | str, *args: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -m bridge doctor ARGS` as a user whose home is `home` and whose PATH is `path`."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("GODOT_BIN", "GODOT", "GODOT4") and not key.startswith("XDG_")}
+    env.update(HOME=str(home), PATH=str(path), XDG_CACHE_HOME=str(home.parent / "cache"), **environ)
+    return subprocess.run([sys.executable, "-m", "bridge", "doctor", *args], capture_output=True, text=True,
+                          env=env, timeout=120, cwd=REPO)
+
+
+def ours(report: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
+    """The candidates under this test's folders (the machine's own /opt and flatpak are searched too)."""
+    return [c for c in report["godot"]["candidates"] if Path(c["path"]).is_relative_to(tmp_path)]
+
+
+def test_doctor_lists_every_candidate_in_json(tmp_path: Path, home: Path, bin_dir: Path) -> None:
+    old = stand_in(bin_dir / "godot", "3.5.3.stable.official.6c814135b")
+    # Versions no real Godot has yet, so that none installed on the machine running the tests outranks them.
+    newest = stand_in(home / "Downloads" / "Godot_v4.99-stable_linux.x86_64", "4.99.stable.official.aaaaaaa")
+    steam = stand_in(home / ".local/share/Steam/steamapps/common/Godot Engine/godot.x11.opt.tools.64",
+                     "4.98.stable.official.bbbbbbb")
+    done = doctor(home, bin_dir, "--json")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, done.stderr
+    assert {key: report["godot"][key] for key in ("path", "version", "supported", "source")} == {
+        "path": str(newest), "version": "4.99.stable.official.aaaaaaa", "supported": True, "source": "download"}
+    assert ours(report, tmp_path) == [
+        {"source": "PATH (godot)", "path": str(old), "version": "3.5.3.stable.official.6c814135b", "chosen": False,
+         "reason": TOO_OLD},
+        {"source": "download", "path": str(newest), "version": "4.99.stable.official.aaaaaaa", "chosen": True,
+         "reason": "chosen: the newest supported Godot found"},
+        {"source": "Steam", "path": str(steam), "version": "4.98.stable.official.bbbbbbb", "chosen": False,
+         "reason": "passed over: older than the chosen 4.99.stable.official.aaaaaaa"},
+    ]
+
+
+def test_doctor_lists_every_candidate_for_people(home: Path, bin_dir: Path) -> None:
+    old = stand_in(bin_dir / "godot", "3.5.3.stable.official.6c814135b")
+    newest = stand_in(home / "Downloads" / "Godot_v4.99-stable_linux.x86_64", "4.99.stable.official.aaaaaaa")
+    done = doctor(home, bin_dir)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert lines[0] == f"Godot:   {newest} (version 4.99.stable.official.aaaaaaa): supported, found by download"
+    assert lines[1] == "Found:   in search order; * marks the one used"
+    assert lines[2:4] == [f"    PATH (godot): {old}", f"      3.5.3.stable.official.6c814135b: {TOO_OLD}"]
+    assert f"  * download: {newest}" in lines
+    assert lines[-1] == "Ready."
+
+
+def test_doctor_with_nothing_usable_shows_what_it_passed_over(home: Path, bin_dir: Path, tmp_path: Path) -> None:
+    stand_in(bin_dir / "godot", "3.5.3.stable.official.6c814135b")
+    done = doctor(home, bin_dir, "--json", GODOT4=str(tmp_path / "missing"))
+    report = json.loads(done.stdout)
+    assert done.returncode == 1
+    text = doctor(home, bin_dir, GODOT4=str(tmp_path / "missing")).stdout.splitlines()
+    assert text[:2] == [f"Godot:   not usable: GODOT4 names '{tmp_path / 'missing'}', which is not an executable file",
+                        "Found:   in search order; none is used"]
+    assert report["godot"]["supported"] is False
+    missing = f"GODOT4 names '{tmp_path / 'missing'}', which is not an executable file"
+    assert report["godot"]["error"] == {"code": "engine_not_found", "message": missing}
+    assert [(c["source"], c["version"], c["reason"]) for c in ours(report, tmp_path)] == [
+        ("GODOT4", None, "not usable: not an executable file"),
+        ("PATH (godot)", "3.5.3.stable.official.6c814135b", "not considered: GODOT4 names the Godot to use"),
+    ]
+
+
+def with_shell(bin_dir: Path) -> str:
+    """A PATH of `bin_dir` and the system's own, which a Godot launcher script may need for its shell."""
+    return os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+
+
+@pytest.mark.godot
+def test_doctor_with_the_real_engine_named_and_a_newer_one_found(godot_bin: str, home: Path, bin_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    found = stand_in(home / "Downloads" / "Godot_v4.99-stable_linux.x86_64", "4.99.stable.official.aaaaaaa")
+    done = doctor(home, with_shell(bin_dir), "--json", str(REPO / "examples" / "project"), GODOT_BIN=godot_bin)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, done.stderr
+    chosen, *others = report["godot"]["candidates"]
+    assert chosen["source"] == "GODOT_BIN" and chosen["path"] == godot_bin and chosen["chosen"] is True
+    assert chosen["version"].startswith("4.") and chosen["version"] == report["godot"]["version"]
+    assert {"source": "download", "path": str(found), "version": "4.99.stable.official.aaaaaaa", "chosen": False,
+            "reason": "not considered: GODOT_BIN names the Godot to use"} in others
+    assert report["project"]["valid"] is True
+
+
+@pytest.mark.godot
+def test_the_real_engine_is_found_where_a_download_lies(godot_bin: str, home: Path, bin_dir: Path) -> None:
+    # The real binary, copied (with whatever it needs beside it, if it is a wrapper) to where a
+    # download of it would lie; a Godot 3 on PATH is passed over for it.
+    release = home / "Downloads" / "Godot_v4.6.3-stable_linux.x86_64"
+    release.parent.mkdir()
+    shutil.copy2(godot_bin, release)
+    stand_in(bin_dir / "godot", "3.5.3.stable.official.6c814135b")
+    done = doctor(home, with_shell(bin_dir))
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(f"Godot:   {release} (version 4.") and first.endswith(": supported, found by download")

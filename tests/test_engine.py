@@ -85,10 +85,11 @@ def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_p
     bad = run_cli("--godot", godot_bin, "doctor", str(tmp_path))
     assert good.returncode == 0 and bad.returncode == 1
     lines = good.stdout.splitlines()
-    assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.") and lines[0].endswith(": supported")
-    assert lines[1] == (f"Project: {project}: a Godot project, not imported yet "
-                        "(the first request that needs an asset imports it, a few seconds)")
-    assert lines[2] == "Ready."
+    assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.")
+    assert lines[0].endswith(": supported, found by --godot")
+    assert lines[-2] == (f"Project: {project}: a Godot project, not imported yet "
+                         "(the first request that needs an asset imports it, a few seconds)")
+    assert lines[-1] == "Ready."
     assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")
 
 
