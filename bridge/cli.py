@@ -44,8 +44,8 @@ def _global_options(top: bool) -> _Parser:
     default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
     options = _Parser(add_help=False)
     options.add_argument("--godot", metavar="PATH", default=default(None),
-                         help="Godot binary (default: GODOT_BIN, then the first Godot 4.3+ among godot/godot4 on PATH "
-                         "and the one scripts/install-godot.sh installed)")
+                         help="Godot binary (default: GODOT_BIN, GODOT or GODOT4, else the newest Godot 4.3+ on PATH "
+                         "or where its installers put it; `godot-bridge doctor` lists what it finds)")
     options.add_argument("--timeout", type=float, default=default(DEFAULT_TIMEOUT), metavar="SECONDS",
                          help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
     options.add_argument("--verbose", action="store_true", default=default(False),
@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
-    doctor = commands.add_parser("doctor", parents=[common], help="check the Godot binary and a project")
+    doctor = commands.add_parser("doctor", parents=[common],
+                                 help="list the Godot binaries found, say which is used, and check a project")
     doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
     doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
     mcp = commands.add_parser("mcp", parents=[common], help="serve the operations as MCP tools on stdio",
@@ -240,11 +241,15 @@ def _decoded(data: bytes) -> str:
 def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
     report: dict[str, Any] = {"op": "doctor"}
     ok = True
-    try:
-        found = engines.probe(engines.find_godot(godot))
-        report["godot"] = {"path": found.path, "version": found.version, "supported": True}
-    except BridgeError as exc:
-        report["godot"] = {"supported": False, "error": exc.to_wire()}
+    survey = engines.survey(godot)
+    candidates = [finding.to_json() for finding in survey.findings]
+    if survey.engine is not None:
+        source = next(finding.source for finding in survey.findings if finding.chosen)
+        report["godot"] = {"path": survey.engine.path, "version": survey.engine.version, "supported": True,
+                           "source": source, "candidates": candidates}
+    else:
+        assert survey.error is not None
+        report["godot"] = {"supported": False, "error": survey.error.to_wire(), "candidates": candidates}
         ok = False
     if project is not None:
         try:
@@ -266,9 +271,18 @@ def _doctor_text(report: dict[str, Any]) -> str:
     """The doctor's report for people: one line per thing checked, and what to do about a problem."""
     godot = report["godot"]
     if godot["supported"]:
-        lines = [f"Godot:   {godot['path']} (version {godot['version']}): supported"]
+        lines = [f"Godot:   {godot['path']} (version {godot['version']}): supported, found by {godot['source']}"]
     else:
         lines = [f"Godot:   not usable: {godot['error']['message']}"]
+    if not godot["candidates"]:
+        lines.append("Found:   no Godot on PATH or where its installers put it")
+    else:
+        used = "* marks the one used" if godot["supported"] else "none is used"
+        lines.append(f"Found:   in search order; {used}")
+    for candidate in godot["candidates"]:
+        version = candidate["version"] if candidate["version"] is not None else "version unknown"
+        lines.append(f"  {'*' if candidate['chosen'] else ' '} {candidate['source']}: {candidate['path']}")
+        lines.append(f"      {version or 'no version printed'}: {candidate['reason']}")
     project = report.get("project")
     if project is not None and project["valid"]:
         state = ("imported" if project["imported"] else

@@ -1,4 +1,5 @@
-"""Engine discovery and the 4.3+ version gate, against the real binary and stand-ins for older ones."""
+"""The 4.3+ version gate and doctor, against the real binary and stand-ins for older ones (where Godot is
+looked for, and which one is chosen: test_discovery.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bridge import Bridge
-from bridge.engine import find_godot, parse_version, probe
-from bridge.errors import EngineNotFound, EngineUnsupported
+from bridge.engine import parse_version, probe
+from bridge.errors import EngineUnsupported
 from conftest import run_cli
 
 pytestmark = pytest.mark.godot
@@ -33,31 +34,6 @@ def test_real_engine_is_found_and_supported(godot_bin: str) -> None:
     engine = probe(godot_bin)
     assert engine.version_tuple >= (4, 3, 0)
     assert engine.version.startswith(f"{engine.version_tuple[0]}.{engine.version_tuple[1]}")
-
-
-def test_explicit_binary_wins_over_env_and_path(tmp_path: Path) -> None:
-    (tmp_path / "a").mkdir()
-    explicit = fake_godot(tmp_path / "a", "4.5.stable")
-    other = tmp_path / "b"
-    other.mkdir()
-    env_bin = fake_godot(other, "4.4.stable", "godot-env")
-    on_path = fake_godot(other, "4.3.stable")
-    environ = {"GODOT_BIN": str(env_bin), "PATH": str(other)}
-    assert find_godot(str(explicit), environ) == str(explicit)
-    assert find_godot(None, environ) == str(env_bin)
-    assert find_godot(None, {"PATH": str(other)}) == str(on_path)
-
-
-def test_godot4_name_is_found_on_path(tmp_path: Path) -> None:
-    binary = fake_godot(tmp_path, "4.3.stable", "godot4")
-    assert find_godot(None, {"PATH": str(tmp_path)}) == str(binary)
-
-
-def test_no_binary_is_engine_not_found(tmp_path: Path) -> None:
-    with pytest.raises(EngineNotFound, match="GODOT_BIN"):
-        find_godot(None, {"PATH": str(tmp_path)})
-    with pytest.raises(EngineNotFound, match="not an executable"):
-        find_godot(str(tmp_path / "missing"), {})
 
 
 @pytest.mark.parametrize("version", ["4.2.2.stable.official", "3.5.3.stable", "garbage"])
@@ -109,10 +85,11 @@ def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_p
     bad = run_cli("--godot", godot_bin, "doctor", str(tmp_path))
     assert good.returncode == 0 and bad.returncode == 1
     lines = good.stdout.splitlines()
-    assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.") and lines[0].endswith(": supported")
-    assert lines[1] == (f"Project: {project}: a Godot project, not imported yet "
-                        "(the first request that needs an asset imports it, a few seconds)")
-    assert lines[2] == "Ready."
+    assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.")
+    assert lines[0].endswith(": supported, found by --godot")
+    assert lines[-2] == (f"Project: {project}: a Godot project, not imported yet "
+                         "(the first request that needs an asset imports it, a few seconds)")
+    assert lines[-1] == "Ready."
     assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")
 
 
@@ -123,21 +100,3 @@ def test_a_project_that_turns_stderr_off_is_served(godot_bin: str, project: Path
     done = run_cli("--godot", godot_bin, "run", json.dumps({"op": "resource_read", "project_path": str(project),
                                                            "resource_path": "materials/base.tres"}), timeout=60)
     assert json.loads(done.stdout)["result"] == "ok"
-
-
-def test_a_godot_3_on_path_is_passed_over_for_godot4(tmp_path: Path) -> None:
-    fake_godot(tmp_path, "3.5.3.stable", "godot")
-    godot4 = fake_godot(tmp_path, "4.5.stable", "godot4")
-    assert find_godot(None, {"PATH": str(tmp_path)}) == str(godot4)
-
-
-def test_only_a_godot_3_on_path_is_unsupported_naming_it(tmp_path: Path) -> None:
-    old = fake_godot(tmp_path, "3.5.3.stable", "godot")
-    with pytest.raises(EngineUnsupported, match=f"{old} is Godot 3.5.3"):
-        find_godot(None, {"PATH": str(tmp_path)})
-
-
-def test_the_godot_the_install_script_makes_is_found_without_path(tmp_path: Path) -> None:
-    (tmp_path / "cache" / "godot-bridge" / "bin").mkdir(parents=True)
-    installed = fake_godot(tmp_path / "cache" / "godot-bridge" / "bin", "4.6.3.stable", "godot")
-    assert find_godot(None, {"PATH": str(tmp_path / "empty")}) == str(installed)
