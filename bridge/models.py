@@ -94,15 +94,18 @@ class Request(BaseModel):
         used is kept for the reply)."""
         spelled: dict[str, str] = {}
         if isinstance(data, dict):
+            # Copied before anything moves: the caller's dict stays as it was.
             data = {key: value for key, value in data.items() if value is not None}
             for member, variants in cls.spellings.items():
-                given = [name for name in (member, *variants) if name in data]
-                if len(given) > 1:
-                    raise ValueError(f"give {member} once, as {' or '.join(given)}, not both")
-                if given:
-                    spelled[member] = given[0]
-                    if given[0] != member and isinstance(data[given[0]], (str, dict)):
-                        data[member] = data.pop(given[0])
+                given = [name for name in variants if name in data]
+                if not given:
+                    continue
+                if member in data or len(given) > 1:
+                    names = [name for name in (member, *variants) if name in data]
+                    raise ValueError(f"give {member} once, as {' or '.join(names)}, not both")
+                spelled[member] = given[0]
+                if isinstance(data[given[0]], (str, dict)):
+                    data[member] = data.pop(given[0])
         model = handler(data)
         assert isinstance(model, Request)
         model._spelled = spelled
