@@ -44,7 +44,7 @@ def _global_options(top: bool) -> _Parser:
     default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
     options = _Parser(add_help=False)
     options.add_argument("--godot", metavar="PATH", default=default(None),
-                         help="Godot binary (default: GODOT_BIN, GODOT or GODOT4, else the newest Godot 4.3+ on PATH "
+                         help="Godot binary (default: GODOT_BIN, GODOT or GODOT4, else the newest Godot 4.4+ on PATH "
                          "or where its installers put it; `godot-bridge doctor` lists what it finds)")
     options.add_argument("--timeout", type=float, default=default(DEFAULT_TIMEOUT), metavar="SECONDS",
                          help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")

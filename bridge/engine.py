@@ -16,7 +16,8 @@ from typing import Any
 from . import discovery
 from .errors import EngineNotFound, EngineUnsupported
 
-MIN_VERSION = (4, 3)
+# The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
+MIN_VERSION = (4, 4)
 DEFAULT_TIMEOUT = 60.0
 """Seconds one request may take before its engine is killed and replaced."""
 ENVIRONMENT = ("GODOT_BIN", "GODOT", "GODOT4")
@@ -92,7 +93,7 @@ class Survey:
 def find_godot(explicit: str | None = None, environ: Mapping[str, str] | None = None, *,
                roots: discovery.Roots | None = None) -> str:
     """Return the Godot to use: the one --godot (`explicit`), else GODOT_BIN, GODOT or GODOT4 names, else the
-    newest Godot 4.3+ that PATH and the usual install places hold (see survey); raise when there is none."""
+    newest Godot 4.4+ that PATH and the usual install places hold (see survey); raise when there is none."""
     found = survey(explicit, environ, roots=roots, complete=False)
     if found.error is not None:
         raise found.error
@@ -219,7 +220,7 @@ def _minimum() -> str:
 
 
 def probe(path: str) -> Engine:
-    """Return the engine at `path` after checking it is Godot 4.3 or newer (cached per binary)."""
+    """Return the engine at `path` after checking it is Godot 4.4 or newer (cached per binary)."""
     try:
         engine = Engine(path=path, version=_version_of(path))
     except (OSError, subprocess.SubprocessError) as exc:

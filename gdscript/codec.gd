@@ -6,9 +6,6 @@ extends RefCounted
 
 const Job = preload("job.gd")
 
-## PROPERTY_HINT_DICTIONARY_TYPE, which has a name only since Godot 4.4.
-const _HINT_DICTIONARY_TYPE: int = 38
-
 const _VECTOR_KEYS: Array[String] = ["x", "y", "z", "w"]
 const _WIDTHS: Dictionary = {
 	TYPE_VECTOR2: 2,
@@ -67,7 +64,7 @@ static func decode(value: Variant, info: Dictionary, owner: String, job: Job, wh
 	if type == TYPE_INT:
 		return _integer(value, owner, info, job, where)
 	var typed: bool = (
-		hint in [PROPERTY_HINT_ARRAY_TYPE, PROPERTY_HINT_TYPE_STRING, _HINT_DICTIONARY_TYPE]
+		hint in [PROPERTY_HINT_ARRAY_TYPE, PROPERTY_HINT_TYPE_STRING, PROPERTY_HINT_DICTIONARY_TYPE]
 		and not hint_string.is_empty()
 	)
 	if type == TYPE_ARRAY and typed and typeof(value) == TYPE_ARRAY:

@@ -65,7 +65,7 @@ static func problem(source: String, real: String, sections: Array[Dictionary]) -
 ## The md5 text of the file at `path`, from the cache while its size and time of change hold.
 static func md5(path: String) -> String:
 	var changed: int = FileAccess.get_modified_time(path)
-	var size: int = FileAccess.get_size(path) if FileAccess.file_exists(path) else -1
+	var size: int = _size(path) if FileAccess.file_exists(path) else -1
 	var known: Array = _hashes.get(path, [])
 	if not known.is_empty() and known[0] == changed and known[1] == size:
 		return known[2]
@@ -79,7 +79,7 @@ static func md5(path: String) -> String:
 static func _joined_md5(paths: Array) -> String:
 	var key: String = "|".join(paths.map(func(path: Variant) -> String: return str(path)))
 	var stamps: Array = paths.map(
-		func(path: Variant) -> Array: return [FileAccess.get_modified_time(str(path)), FileAccess.get_size(str(path))]
+		func(path: Variant) -> Array: return [FileAccess.get_modified_time(str(path)), _size(str(path))]
 	)
 	var known: Array = _hashes.get(key, [])
 	if not known.is_empty() and known[0] == stamps:
@@ -91,6 +91,13 @@ static func _joined_md5(paths: Array) -> String:
 	var text: String = context.finish().hex_encode()
 	_hashes[key] = [stamps, text]
 	return text
+
+
+## The size in bytes of the file at `path`, or -1 when it cannot be opened. (FileAccess.get_size() tells it
+## without opening the file, but only from Godot 4.5 on.)
+static func _size(path: String) -> int:
+	var file: FileAccess = FileAccess.open(path, FileAccess.READ)
+	return file.get_length() if file != null else -1
 
 
 ## The sections of a file in the engine's config syntax (values: see TextFormat.config_file).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Print the path of a usable Godot >= 4.3 binary on stdout (and nothing else).
+# Print the path of a usable Godot >= 4.4 binary on stdout (and nothing else).
 # Progress goes to stderr so callers can do: GODOT_BIN=$(scripts/install-godot.sh)
 #
 # If no suitable Godot is installed, build a private Debian unstable root with
@@ -9,8 +9,8 @@ set -euo pipefail
 
 log() { printf 'install-godot: %s\n' "$*" >&2; }
 
-# True if "$1 --version" reports Godot 4.3 or newer.
-# Version looks like "4.6.3.stable.debian..." or "4.3.stable.official.77dcf97d8".
+# True if "$1 --version" reports Godot 4.4 or newer (bridge/engine.py MIN_VERSION).
+# Version looks like "4.6.3.stable.debian..." or "4.4.stable.official.4c311cbee".
 version_ok() {
     local out major minor
     # Capture everything (no "| head": SIGPIPE + pipefail could fail the check).
@@ -18,7 +18,7 @@ version_ok() {
     out=${out%%$'\n'*}
     [[ $out =~ ^([0-9]+)\.([0-9]+) ]] || return 1
     major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
-    (( major > 4 || (major == 4 && minor >= 3) ))
+    (( major > 4 || (major == 4 && minor >= 4) ))
 }
 
 # 1. An explicitly chosen or already installed Godot wins.
@@ -29,7 +29,7 @@ for bin in "${GODOT_BIN:-}" godot godot4; do
         printf '%s\n' "$path"
         exit 0
     fi
-    log "ignoring $path: not Godot >= 4.3"
+    log "ignoring $path: not Godot >= 4.4"
 done
 
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/godot-bridge"
@@ -82,7 +82,7 @@ chmod +x "$WRAPPER.tmp"
 mv -- "$WRAPPER.tmp" "$WRAPPER"
 
 if ! version_ok "$WRAPPER"; then
-    log "error: $WRAPPER --version did not report Godot >= 4.3:"
+    log "error: $WRAPPER --version did not report Godot >= 4.4:"
     "$WRAPPER" --version >&2 || true
     exit 1
 fi

@@ -20,7 +20,7 @@ from bridge.engine import find_godot, survey, version_order
 from bridge.errors import EngineNotFound, EngineUnsupported
 from conftest import REPO
 
-TOO_OLD = "passed over: older than Godot 4.3, which godot-bridge needs"
+TOO_OLD = "passed over: older than Godot 4.4, which godot-bridge needs"
 
 
 def stand_in(path: Path, version: str) -> Path:
@@ -238,7 +238,7 @@ def test_one_binary_reached_twice_is_listed_once(home: Path, system: Path, bin_d
 @pytest.mark.parametrize(("variable", "later"), [("GODOT_BIN", "GODOT"), ("GODOT", "GODOT4"), ("GODOT4", None)])
 def test_a_named_godot_wins_over_a_newer_one_found(variable: str, later: str | None, tmp_path: Path, home: Path,
                                                    system: Path, bin_dir: Path) -> None:
-    named = stand_in(tmp_path / "pinned" / "godot-4.3", "4.3.stable.official.77dcf97d8")
+    named = stand_in(tmp_path / "pinned" / "godot-4.4", "4.4.stable.official.4c311cbee")
     stand_in(home / "Downloads" / "Godot_v4.6.3-stable_linux.x86_64", "4.6.3.stable")
     environ = {variable: str(named), **({later: str(stand_in(tmp_path / "later", "4.7.stable"))} if later else {})}
     roots = machine("linux", home, system, bin_dir, **environ)
@@ -278,9 +278,9 @@ def test_a_named_godot_that_is_unusable_is_an_error_naming_its_source(tmp_path: 
     old = stand_in(tmp_path / "old", "4.2.2.stable.official.x")
     roots = machine("linux", home, system, bin_dir, GODOT_BIN=str(old))
     with pytest.raises(EngineUnsupported, match=f"^GODOT_BIN names {old}, which is Godot 4.2.2.stable.official.x; "
-                                                r"godot-bridge needs Godot 4\.3 or newer$"):
+                                                r"godot-bridge needs Godot 4\.4 or newer$"):
         find_godot(roots=roots)
-    assert survey(roots=roots).findings[0].reason == "not usable: older than Godot 4.3, which godot-bridge needs"
+    assert survey(roots=roots).findings[0].reason == "not usable: older than Godot 4.4, which godot-bridge needs"
     broken = tmp_path / "broken"
     broken.write_text("#!/nonexistent/interpreter\n")
     broken.chmod(0o755)
@@ -293,14 +293,14 @@ def test_too_old_and_broken_ones_are_passed_over(home: Path, system: Path, bin_d
     (bin_dir / "godot4").write_text("#!/nonexistent/interpreter\n")
     (bin_dir / "godot4").chmod(0o755)
     stand_in(bin_dir / "Godot", "not a version")
-    release = stand_in(home / "Downloads" / "Godot_v4.3-stable_linux.x86_64", "4.3.stable.official.77dcf97d8")
+    release = stand_in(home / "Downloads" / "Godot_v4.4-stable_linux.x86_64", "4.4.stable.official.4c311cbee")
     roots = machine("linux", home, system, bin_dir)
     assert find_godot(roots=roots) == str(release)
     assert [(f.source, f.version, f.reason) for f in survey(roots=roots).findings] == [
         ("PATH (godot)", "3.5.3.stable.official.6c814135b", TOO_OLD),
         ("PATH (godot4)", None, "passed over: could not be run (No such file or directory)"),
         ("PATH (Godot)", "not a version", "passed over: its --version answer 'not a version' is not a Godot version"),
-        ("download", "4.3.stable.official.77dcf97d8", "chosen: the newest supported Godot found"),
+        ("download", "4.4.stable.official.4c311cbee", "chosen: the newest supported Godot found"),
     ]
 
 
@@ -308,7 +308,7 @@ def test_only_old_ones_found_is_unsupported_naming_one(home: Path, system: Path,
     old = stand_in(bin_dir / "godot", "3.5.3.stable")
     stand_in(home / "Downloads" / "Godot_v4.2-stable_linux.x86_64", "4.2.stable")
     with pytest.raises(EngineUnsupported, match=f"no supported Godot found: {old} is Godot 3.5.3.stable; "
-                                                r"godot-bridge needs Godot 4\.3 or newer \(godot-bridge doctor"):
+                                                r"godot-bridge needs Godot 4\.4 or newer \(godot-bridge doctor"):
         find_godot(roots=machine("linux", home, system, bin_dir))
 
 
