@@ -1,4 +1,10 @@
-"""Confine request paths to the project: pure functions, no I/O beyond realpath and stat."""
+"""Confine request paths to the project: pure functions, no I/O beyond realpath and stat.
+
+One rule on every system (README, "Paths on every file system"): a path is refused if any system
+Godot runs on would read it as another file or could not hold it (a Windows teammate must be able to
+check out what the bridge writes), and the engine's own names are compared without regard to case.
+gdscript/safety/paths.gd applies the same rule to the paths in values.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import os
 import posixpath
 import re
 import stat
+import string
 from pathlib import Path
 
 from .errors import InvalidPath, PathOutsideProject, ProjectNotFound
@@ -18,6 +25,8 @@ SCENE_SUFFIXES = (".tscn",)
 
 _NAME_MAX = 255
 _PATH_MAX = 4096
+
+_TO_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def project_root(project_path: str, relative_to: str | None = None) -> Path:
@@ -50,7 +59,7 @@ def project_root(project_path: str, relative_to: str | None = None) -> Path:
 def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
     """Return `value` as a normalised `res://` path inside `root` and the real path it names (the
     file's identity: two paths through links to one file have one real path); or raise why not."""
-    relative = _relative(value, field)
+    relative = normalise(value, field=field)
     if not relative.lower().endswith(suffixes):
         raise InvalidPath(
             f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
@@ -67,14 +76,24 @@ def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) ->
         raise PathOutsideProject(
             f"{field} {value!r} resolves outside the project (to {real})", field=field
         )
-    inside = real[len(prefix) :]
-    for candidate in (relative, inside):
-        if candidate == "project.godot" or candidate.split("/")[0] == ".godot":
-            raise InvalidPath(
-                f"{field} {value!r} points at the engine's own files (project.godot or .godot/)",
-                field=field,
-            )
+    if is_engine_file(relative) or is_engine_file(real[len(prefix) :]):
+        raise InvalidPath(
+            f"{field} {value!r} points at the engine's own files (project.godot or .godot/)",
+            field=field,
+        )
     return "res://" + relative, real
+
+
+def is_engine_file(relative: str) -> bool:
+    """Whether a normalised path relative to the project is the engine's own: project.godot, or
+    .godot/ or anything in it, in any case (on a file system that ignores case, `.GODOT` is `.godot`)."""
+    return folded(relative) == "project.godot" or folded(relative.split("/", 1)[0]) == ".godot"
+
+
+def folded(name: str) -> str:
+    """`name` with the letters A to Z in lower case: the case folding every file system that ignores
+    case agrees on (the engine's names and Windows' device names are made of these letters alone)."""
+    return name.translate(_TO_LOWER)
 
 
 def _real_below(root: str, relative: str) -> str:
@@ -112,8 +131,26 @@ _UNWRITABLE = re.compile(r'["\x00-\x1f\x7f]')
 """Characters a path cannot have: resource files quote paths without escaping them (the engine's own
 saver writes `path="..."` as is), so a quote or a line break in a path would end the string early."""
 
+_NOT_ON_WINDOWS = re.compile(r"[<>:|?*]")
+"""Characters Windows allows in no name (with the quote, the backslash and the control characters,
+refused before); a colon also opens an NTFS stream (`mat.tres:hidden`, `.godot::$INDEX_ALLOCATION`)."""
 
-def _relative(value: str, field: str) -> str:
+_IGNORED_ON_MACOS = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+"""Invisible characters that HFS+ leaves out when it compares names (`.go\u200cdot` is `.godot`
+there), as git's checks for `.git` know."""
+
+_DEVICE = re.compile(r"(con|prn|aux|nul|conin\$|conout\$|(com|lpt)[0-9\u00b9\u00b2\u00b3]) *(\.|$)")
+"""Windows device names, with or without an extension (`nul.tres` is NUL), matched on a folded name."""
+
+_SHORT_NAME = re.compile(r"(?=[^.]{2,8}(\.[^.]{0,3})?$)[^.~]*~[0-9]+(\.|$)")
+"""The 8.3 short form Windows gives long names (`GODOT~1` may open `.godot`, `PROJEC~1.GOD`
+`project.godot`)."""
+
+
+def normalise(value: str, *, field: str) -> str:
+    """Return `value` (relative to the project, or starting with res://) normalised, or raise
+    InvalidPath for a path that some system Godot runs on would read as another file or could not
+    hold, PathOutsideProject for one that leads out by '..'. Pure: the file system is not looked at."""
     if "\0" in value:
         raise InvalidPath(f"{field} contains a NUL byte", field=field)
     bad = _UNWRITABLE.search(value)
@@ -132,11 +169,36 @@ def _relative(value: str, field: str) -> str:
         )
     if "\\" in text:
         raise InvalidPath(f"{field} {value!r} holds a backslash; separate folders with '/'", field=field)
-    if len(text) > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in text.split("/")):
+    bad = _NOT_ON_WINDOWS.search(text)
+    if bad is not None:
+        raise InvalidPath(f"{field} {value!r} holds {bad.group()!r}, which Windows allows in no name", field=field)
+    bad = _IGNORED_ON_MACOS.search(text)
+    if bad is not None:
+        raise InvalidPath(f"{field} {value!r} holds U+{ord(bad.group()):04X}, an invisible character that macOS "
+                          "leaves out of names", field=field)
+    parts = text.split("/")
+    if len(text) > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in parts):
         raise InvalidPath(f"{field} {value[:60]!r}... is longer than the system allows", field=field)
+    for part in parts:
+        wrong = _name_wrong(part)
+        if wrong:
+            raise InvalidPath(f"{field} {value!r}: the name {part!r} {wrong}", field=field)
     normal = posixpath.normpath(text)
     if normal == ".." or normal.startswith("../"):
         raise PathOutsideProject(f"{field} {value!r} leads outside the project", field=field)
     if normal == ".":
         raise InvalidPath(f"{field} {value!r} names the project folder, not a file", field=field)
     return normal
+
+
+def _name_wrong(part: str) -> str:
+    """Why Windows would not hold the name `part` as written, or "" (also for "", "." and "..")."""
+    if part in ("", ".", ".."):
+        return ""
+    if part.endswith((".", " ")):
+        return "ends in a dot or a space, which Windows drops"
+    if _DEVICE.match(folded(part)):
+        return "is a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9), whatever follows its first dot"
+    if _SHORT_NAME.match(part):
+        return "has the form of a Windows short name, which may open another file (GODOT~1 is .godot)"
+    return ""

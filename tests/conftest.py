@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -115,3 +116,20 @@ def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = No
     return subprocess.CompletedProcess(done.args, done.returncode,
                                        done.stdout.decode("utf-8", "replace"),
                                        done.stderr.decode("utf-8", "replace"))
+
+
+def engine_confine(godot_bin: str, root: Path, texts: list[str], work: Path) -> list[dict[str, str]]:
+    """What the engine's confine() answers for each of `texts` in the project at `root` (as a property value
+    naming a file): {"code", "res", "real"} each (tests/gdscript/paths_check.gd)."""
+    script = REPO / "tests" / "gdscript" / "paths_check.gd"
+    request = work / "paths.json"
+    request.write_text(json.dumps({"root": str(root), "paths": texts}))
+    done = subprocess.run([godot_bin, "--headless", "-s", str(script), "--", str(REPO), str(request)],
+                          capture_output=True, timeout=120, cwd=work)
+    output = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+    assert "SCRIPT ERROR" not in output, output[output.find("SCRIPT ERROR"):][:2000]
+    lines = done.stdout.decode().splitlines()
+    assert lines and lines[-1] == "DONE", output[-2000:]
+    answers = [json.loads(line) for line in lines if line.startswith("{")]
+    assert len(answers) == len(texts)
+    return answers

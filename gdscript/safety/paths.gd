@@ -9,7 +9,10 @@ extends RefCounted
 ## followed), as the operating system will follow them when the file is opened.
 ##
 ## confine() refuses the paths that property values name as bridge/paths.py refuses request
-## members, with the same codes (tests/test_path_table.py runs one table of paths through both).
+## members, with the same codes (tests/test_path_table.py runs one table of paths through both), by
+## one rule on every system (README, "Paths on every file system"): a path that some system Godot
+## runs on would read as another file, or could not hold, is refused; the engine's own names are
+## compared without regard to case.
 
 const Job = preload("../job.gd")
 
@@ -24,6 +27,19 @@ static var _dir: DirAccess = null
 ## Characters no path can hold: resource files quote paths without escaping them (the engine's own
 ## saver writes `path="..."` as is), so a quote or a line break would end the string early.
 static var _unwritable: RegEx = RegEx.create_from_string('["\\x00-\\x1f\\x7f]')
+## Characters Windows allows in no name (the quote, the backslash and the control characters are
+## refused before); a colon also opens an NTFS stream (`mat.tres:hidden`).
+static var _not_on_windows: RegEx = RegEx.create_from_string("[<>:|?*]")
+## Invisible characters that HFS+ leaves out when it compares names (so they could hide `.godot`).
+static var _ignored_on_macos: RegEx = RegEx.create_from_string(
+	"[\\x{200c}-\\x{200f}\\x{202a}-\\x{202e}\\x{206a}-\\x{206f}\\x{feff}]"
+)
+## Windows device names, with or without an extension, matched on a folded name.
+static var _device: RegEx = RegEx.create_from_string(
+	"^(con|prn|aux|nul|conin\\$|conout\\$|(com|lpt)[0-9\\x{b9}\\x{b2}\\x{b3}]) *(\\.|$)"
+)
+## The 8.3 short form Windows gives long names (`GODOT~1` may open `.godot`).
+static var _short_name: RegEx = RegEx.create_from_string("^(?=[^.]{2,8}(\\.[^.]{0,3})?$)[^.~]*~[0-9]+(\\.|$)")
 ## Text that Python's str.strip() leaves empty (the characters below 32 are refused before).
 static var _blank: RegEx = RegEx.create_from_string(
 	"\\A[ \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]*\\z"
@@ -37,9 +53,10 @@ static func set_root(path: String) -> void:
 
 
 ## `text` (relative to the project, or starting with res://) as a normalised res:// path inside the
-## project, or "" after failing `job`: invalid_path for a path that is absolute, empty, not a path
-## a file can hold, or the engine's own (project.godot, .godot/), also through a link;
-## path_outside_project for one that leads out, by `..` or through a link (or a loop of links).
+## project, or "" after failing `job`: invalid_path for a path that is absolute, empty, not a path a
+## file can hold on every system, or the engine's own (project.godot, .godot/, in any case), also
+## through a link; path_outside_project for one that leads out, by `..` or through a link (or a loop
+## of links).
 static func confine(text: String, job: Job, where: String) -> String:
 	var shown: String = JSON.stringify(text)
 	var wrong: Array = _written_wrong(text.trim_prefix("res://"))
@@ -69,10 +86,21 @@ static func confine(text: String, job: Job, where: String) -> String:
 	return path
 
 
-## Whether res:// `path` is the engine's own: project.godot, or .godot/ or anything in it.
+## Whether res:// `path` is the engine's own: project.godot, or .godot/ or anything in it, in any
+## case (on a file system that ignores case, `.GODOT` is `.godot`).
 static func is_engine_file(path: String) -> bool:
 	var inner: String = path.trim_prefix("res://")
-	return inner == "project.godot" or inner.get_slice("/", 0) == ".godot"
+	return folded(inner) == "project.godot" or folded(inner.get_slice("/", 0)) == ".godot"
+
+
+## `text` with the letters A to Z in lower case: the case folding every file system that ignores case
+## agrees on (the engine's names and Windows' device names are made of these letters alone).
+static func folded(text: String) -> String:
+	var bytes: PackedByteArray = text.to_utf8_buffer()
+	for i: int in bytes.size():
+		if bytes[i] >= 65 and bytes[i] <= 90:
+			bytes[i] += 32
+	return bytes.get_string_from_utf8()
 
 
 ## Why `inner` (a path as written, less any res://) names no file in the project whatever is on
@@ -97,9 +125,36 @@ static func _written_wrong(inner: String) -> Array:
 		or (inner.length() > 1 and inner[1] == ":")
 	):
 		return [Job.INVALID_PATH, "must be relative to the project (or start with res://), with / between folders"]
-	if inner.length() > _PATH_MAX or Array(inner.split("/")).any(_too_long):
+	var bad_name: RegExMatch = _not_on_windows.search(inner)
+	if bad_name != null:
+		return [Job.INVALID_PATH, "holds %s, which Windows allows in no name" % JSON.stringify(bad_name.get_string())]
+	bad_name = _ignored_on_macos.search(inner)
+	if bad_name != null:
+		return [
+			Job.INVALID_PATH,
+			"holds U+%04X, an invisible character that macOS leaves out of names" % bad_name.get_string().unicode_at(0)
+		]
+	var parts: PackedStringArray = inner.split("/")
+	if inner.length() > _PATH_MAX or Array(parts).any(_too_long):
 		return [Job.INVALID_PATH, "is longer than the system allows"]
+	for part: String in parts:
+		var wrong: String = _name_wrong(part)
+		if not wrong.is_empty():
+			return [Job.INVALID_PATH, "has the name %s, which %s" % [JSON.stringify(part), wrong]]
 	return []
+
+
+## Why Windows would not hold the name `part` as written, or "" (also for "", "." and "..").
+static func _name_wrong(part: String) -> String:
+	if part in ["", ".", ".."]:
+		return ""
+	if part.ends_with(".") or part.ends_with(" "):
+		return "ends in a dot or a space, which Windows drops"
+	if _device.search(folded(part)) != null:
+		return "is a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9), whatever follows its first dot"
+	if _short_name.search(part) != null:
+		return "has the form of a Windows short name, which may open another file (GODOT~1 is .godot)"
+	return ""
 
 
 static func _too_long(name: String) -> bool:
