@@ -1,9 +1,10 @@
-"""Confine request paths to the project: pure functions, no I/O beyond realpath and stat.
+"""Confine request paths to the project: pure functions, no I/O beyond realpath, stat and listing a folder.
 
 One rule on every system (README, "Paths on every file system"): a path is refused if any system
 Godot runs on would read it as another file or could not hold it (a Windows teammate must be able to
-check out what the bridge writes), and the engine's own names are compared without regard to case.
-gdscript/safety/paths.gd applies the same rule to the paths in values.
+check out what the bridge writes), the engine's own names are compared without regard to case, and
+a path is resolved against the names as the file system stores them, whether its folders compare
+names by case or not. gdscript/safety/paths.gd applies the same rule to the paths in values.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _NAME_MAX = 255
 _PATH_MAX = 4096
 
 _TO_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_TO_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
 
 
 def project_root(project_path: str, relative_to: str | None = None) -> Path:
@@ -46,7 +48,7 @@ def project_root(project_path: str, relative_to: str | None = None) -> Path:
         )
     if len(project_path) > _PATH_MAX:
         raise ProjectNotFound("project_path is longer than the system allows", field=field)
-    root = Path(os.path.realpath(project_path))
+    root = Path(stored_path(os.path.realpath(project_path)))
     if not root.is_dir():
         raise ProjectNotFound(f"project_path {project_path!r} is not a directory", field=field)
     if not (root / "project.godot").is_file():
@@ -57,15 +59,17 @@ def project_root(project_path: str, relative_to: str | None = None) -> Path:
 
 
 def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
-    """Return `value` as a normalised `res://` path inside `root` and the real path it names (the
-    file's identity: two paths through links to one file have one real path); or raise why not."""
+    """Return `value` as a normalised `res://` path inside `root`, each name spelled as the file system
+    stores it (what the engine writes into files that refer to it), and the real path it names (the
+    file's identity: two paths through links, or spelled in two cases on a file system that ignores
+    case, to one file have one real path); or raise why not."""
     relative = normalise(value, field=field)
     if not relative.lower().endswith(suffixes):
         raise InvalidPath(
             f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
         )
     try:
-        real = _real_below(str(root), relative)
+        real, spelled = _real_below(str(root), relative)
     except _LinkLoop:
         raise PathOutsideProject(f"{field} {value!r} leads into a loop of links", field=field) from None
     except OSError as exc:
@@ -81,7 +85,7 @@ def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) ->
             f"{field} {value!r} points at the engine's own files (project.godot or .godot/)",
             field=field,
         )
-    return "res://" + relative, real
+    return "res://" + spelled, real
 
 
 def is_engine_file(relative: str) -> bool:
@@ -96,11 +100,12 @@ def folded(name: str) -> str:
     return name.translate(_TO_LOWER)
 
 
-def _real_below(root: str, relative: str) -> str:
-    """Return os.path.realpath(root / relative) for a real `root` and a normalised `relative`.
+def _real_below(root: str, relative: str) -> tuple[str, str]:
+    """Return the real path of root / relative for a real `root` and a normalised `relative` (links
+    followed as os.path.realpath follows them, each name as the file system stores it), and
+    `relative` with each name as the file system stores it, links kept.
 
-    Only the components below the root are looked at: the same answer as realpath, which also
-    walks every component of the root, for a quarter of the system calls on a typical path.
+    Only the components below the root are looked at, as the root is real already.
     """
     current = root
     parts = relative.split("/")
@@ -110,7 +115,7 @@ def _real_below(root: str, relative: str) -> str:
             mode = os.lstat(candidate).st_mode
         except OSError:
             # Missing (or not a folder): realpath takes the rest of the path as written.
-            return os.path.join(candidate, *parts[at + 1 :])
+            return os.path.join(candidate, *parts[at + 1 :]), "/".join([*_names(root, current), *parts[at:]])
         if stat.S_ISLNK(mode):
             # realpath() lets an OSError through when a link vanishes between its lstat and its
             # readlink; the caller reports that as a path that changed while it was checked.
@@ -118,13 +123,60 @@ def _real_below(root: str, relative: str) -> str:
             if os.path.islink(real):
                 # realpath stops where links loop; such a path leads nowhere inside (as the engine says).
                 raise _LinkLoop(real)
-            return real
-        current = candidate
-    return current
+            spelled = _names(root, current)
+            for rest in parts[at:]:
+                spelled.append(stored_name(os.path.join(root, *spelled), rest))
+            return stored_path(real), "/".join(spelled)
+        current = current + "/" + stored_name(current, part)
+    return current, current[len(root) + 1 :]
+
+
+def _names(root: str, below: str) -> list[str]:
+    """The names of the path `below` under `root`."""
+    return below[len(root) + 1 :].split("/") if below != root else []
 
 
 class _LinkLoop(Exception):
     """A path whose links lead back into each other."""
+
+
+def stored_path(real: str) -> str:
+    """An absolute path without links (a realpath), each of its names as the file system stores it."""
+    current = ""
+    parts = real.strip("/").split("/") if real != "/" else []
+    for at, part in enumerate(parts):
+        folder = current or "/"
+        if not os.path.lexists(os.path.join(folder, part)):
+            return os.path.join(folder, *parts[at:])
+        current = current + "/" + stored_name(folder, part)
+    return current or "/"
+
+
+def stored_name(folder: str, name: str) -> str:
+    """The name under which `folder` stores the entry that `name` opens: `name` itself, unless the
+    folder ignores case and holds it spelled otherwise (there `Mats` opens `mats`).
+
+    One stat of the name in the other case tells a folder that tells case apart (the common case:
+    nothing more is done) from one that may not; only then is the folder listed. The listing must
+    lack `name`, `name` must open something, and exactly one entry must fold to it; otherwise
+    `name` is kept as written (gdscript/safety/paths.gd `_stored()` decides alike).
+    """
+    other = name.translate(_TO_UPPER)
+    if other == name:
+        other = folded(name)
+    if other == name or not os.path.exists(os.path.join(folder, other)):
+        return name
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return name
+    if name in entries or not os.path.exists(os.path.join(folder, name)):
+        return name
+    key = folded(name)
+    matches = [entry for entry in entries if folded(entry) == key]
+    return matches[0] if len(matches) == 1 else name
+
+
 
 
 _UNWRITABLE = re.compile(r'["\x00-\x1f\x7f]')

@@ -20,5 +20,16 @@ if [[ ! -e $STAMP || $REPO/pyproject.toml -nt $STAMP ]]; then
     touch "$STAMP"
 fi
 
+# tests/test_casefold.py mounts a case-insensitive FUSE file system (tests/casefold_fs.py), whose
+# bindings load libfuse 3: a host package, installed where apt is the package manager.
+if [[ $(uname -s) == Linux ]] && command -v apt-get >/dev/null \
+    && ! dpkg-query -W -f='${Status}' libfuse3-3 2>/dev/null | grep -q 'ok installed'; then
+    echo "setup: installing libfuse3-3 (for the case-insensitive file system tests)" >&2
+    sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq libfuse3-3 >&2
+fi
+
 GODOT_BIN=$(bash "$REPO/scripts/install-godot.sh")
 export GODOT_BIN

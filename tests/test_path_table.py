@@ -49,6 +49,8 @@ ROWS = [
     Row("in_link.tres", OK, "a link to a file inside"),
     Row("self/mat.tres", OK, "through a link to the project folder itself"),
     Row("..mat.tres", MISSING, "a name that starts with two dots is a name, not '..'"),
+    Row("MAT.TRES", MISSING, "another case of mat.tres: another file here, where names tell case apart "
+        "(tests/test_casefold.py shows it opens mat.tres where they do not)"),
     Row("console.tres", MISSING, "a name that only starts like a Windows device (CON)"),
     Row("mat~1.tres", MISSING, "a tilde and a digit, but no short name: the extension is longer than three"),
     Row(" mat.tres", MISSING, "a leading space is part of a name, on Windows too"),

@@ -5,8 +5,9 @@ by the engine (gdscript/safety/paths.gd), on every system.
 Each row is a path as a request would write it, and the code both sides give it without looking at
 the disk: bridge/paths.py normalise() then is_engine_file(), and the engine's confine() in an empty
 project (where nothing a row names exists, so only how it is written counts). The rules are the same
-on every system, so there is no flavour to choose. tests/test_path_table.py runs many of these rows
-through every request member and value use.
+on every system, so there is no flavour to choose: what differs between file systems is only which
+stored name a path opens, which tests/test_casefold.py shows on a real case-insensitive mount.
+tests/test_path_table.py runs many of these rows through every request member and value use.
 """
 
 from __future__ import annotations

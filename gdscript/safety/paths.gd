@@ -12,7 +12,7 @@ extends RefCounted
 ## members, with the same codes (tests/test_path_table.py runs one table of paths through both), by
 ## one rule on every system (README, "Paths on every file system"): a path that some system Godot
 ## runs on would read as another file, or could not hold, is refused; the engine's own names are
-## compared without regard to case.
+## compared without regard to case; real() gives each name as the file system stores it.
 
 const Job = preload("../job.gd")
 
@@ -53,10 +53,10 @@ static func set_root(path: String) -> void:
 
 
 ## `text` (relative to the project, or starting with res://) as a normalised res:// path inside the
-## project, or "" after failing `job`: invalid_path for a path that is absolute, empty, not a path a
-## file can hold on every system, or the engine's own (project.godot, .godot/, in any case), also
-## through a link; path_outside_project for one that leads out, by `..` or through a link (or a loop
-## of links).
+## project, each name spelled as the file system stores it, or "" after failing `job`: invalid_path
+## for a path that is absolute, empty, not a path a file can hold on every system, or the engine's
+## own (project.godot, .godot/, in any case), also through a link; path_outside_project for one that
+## leads out, by `..` or through a link (or a loop of links).
 static func confine(text: String, job: Job, where: String) -> String:
 	var shown: String = JSON.stringify(text)
 	var wrong: Array = _written_wrong(text.trim_prefix("res://"))
@@ -83,7 +83,19 @@ static func confine(text: String, job: Job, where: String) -> String:
 			where
 		)
 		return ""
-	return path
+	return "res://" + _spelled(normal)
+
+
+## `relative` (normalised) with each name as the file system stores it, links kept: the path the
+## engine writes into files that refer to it, so that it opens on a system that tells case apart.
+static func _spelled(relative: String) -> String:
+	var folder: String = root
+	var names: PackedStringArray = []
+	for part: String in relative.split("/"):
+		var name: String = _stored(folder, part)
+		names.append(name)
+		folder = folder.path_join(name)
+	return "/".join(names)
 
 
 ## Whether res:// `path` is the engine's own: project.godot, or .godot/ or anything in it, in any
@@ -182,8 +194,9 @@ static func absolute(res_path: String) -> String:
 	return root if inner.is_empty() or inner == "." else root.path_join(inner)
 
 
-## `path` (absolute, or res://) with every symbolic link resolved, as the OS would open it; the
-## components past the first that does not exist are kept as written.
+## `path` (absolute, or res://) with every symbolic link resolved, as the OS would open it, and each
+## name as the file system stores it (see _stored()); the components past the first that does not
+## exist are kept as written.
 static func real(path: String) -> String:
 	var full: String = absolute(path) if path.begins_with("res://") else path.simplify_path()
 	var current: String = ""
@@ -213,8 +226,66 @@ static func real(path: String) -> String:
 				current = "/"
 			pending = target.split("/", false) + pending
 			continue
-		current = candidate
+		var folder: String = current if not current.is_empty() else "/"
+		current = folder.path_join(_stored(folder, part))
 	return current if not current.is_empty() else "/"
+
+
+## The name under which `folder` stores the entry that `name` opens: `name` itself, unless the folder
+## ignores case and holds it spelled otherwise (there `Mats` opens `mats`). One check of the name in
+## the other case tells a folder that tells case apart (nothing more is done) from one that may not;
+## only then is the folder listed. The listing must lack `name`, `name` must open something, and
+## exactly one entry must fold to it; otherwise `name` is kept (bridge/paths.py stored_name() alike).
+static func _stored(folder: String, name: String) -> String:
+	var other: String = _other_case(name)
+	if other == name or _dir == null or not _exists(folder.path_join(other)):
+		return name
+	var entries: PackedStringArray = _entries(folder)
+	if entries.has(name) or not _exists(folder.path_join(name)):
+		return name
+	var key: String = folded(name)
+	var found: PackedStringArray = []
+	for entry: String in entries:
+		if entry.length() == name.length() and folded(entry) == key:
+			found.append(entry)
+	return found[0] if found.size() == 1 else name
+
+
+## `name` with its letters a to z in upper case, or when it has none, its A to Z in lower case.
+static func _other_case(name: String) -> String:
+	var bytes: PackedByteArray = name.to_utf8_buffer()
+	var has_lower: bool = false
+	for byte: int in bytes:
+		if byte >= 97 and byte <= 122:
+			has_lower = true
+			break
+	var low: int = 97 if has_lower else 65
+	var shift: int = -32 if has_lower else 32
+	for i: int in bytes.size():
+		if bytes[i] >= low and bytes[i] <= low + 25:
+			bytes[i] += shift
+	return bytes.get_string_from_utf8()
+
+
+## Whether anything is at absolute `path`, links followed.
+static func _exists(path: String) -> bool:
+	return _dir.file_exists(path) or _dir.dir_exists(path)
+
+
+## The names in `folder`, hidden ones too; none when it cannot be listed.
+static func _entries(folder: String) -> PackedStringArray:
+	var names: PackedStringArray = []
+	var listing: DirAccess = DirAccess.open(folder)
+	if listing == null:
+		return names
+	listing.include_hidden = true
+	listing.list_dir_begin()
+	var name: String = listing.get_next()
+	while not name.is_empty():
+		names.append(name)
+		name = listing.get_next()
+	listing.list_dir_end()
+	return names
 
 
 ## A DirAccess opened on the project's real path, for checks, renames and folders by absolute
