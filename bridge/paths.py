@@ -91,7 +91,10 @@ def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) ->
 def is_engine_file(relative: str) -> bool:
     """Whether a normalised path relative to the project is the engine's own: project.godot, or
     .godot/ or anything in it, in any case (on a file system that ignores case, `.GODOT` is `.godot`)."""
-    return folded(relative) == "project.godot" or folded(relative.split("/", 1)[0]) == ".godot"
+    head = relative.split("/", 1)[0]
+    if len(head) == 6:
+        return folded(head) == ".godot"
+    return len(relative) == 13 and folded(relative) == "project.godot"
 
 
 def folded(name: str) -> str:
@@ -164,7 +167,11 @@ def stored_name(folder: str, name: str) -> str:
     other = name.translate(_TO_UPPER)
     if other == name:
         other = folded(name)
-    if other == name or not os.path.exists(os.path.join(folder, other)):
+        if other == name:
+            return name
+    try:
+        os.stat(folder.rstrip("/") + "/" + other)
+    except OSError:
         return name
     try:
         entries = os.listdir(folder)
@@ -199,6 +206,11 @@ _SHORT_NAME = re.compile(r"(?=[^.]{2,8}(\.[^.]{0,3})?$)[^.~]*~[0-9]+(\.|$)")
 `project.godot`)."""
 
 
+_MAYBE_WRONG_NAME = re.compile(r"[. ](?:/|$)|~|(?i:con|prn|aux|nul|com|lpt)")
+"""Found in every path that has a name _name_wrong() refuses (and in many others): where it is not,
+the names need no look one by one, which most paths are spared."""
+
+
 def normalise(value: str, *, field: str) -> str:
     """Return `value` (relative to the project, or starting with res://) normalised, or raise
     InvalidPath for a path that some system Godot runs on would read as another file or could not
@@ -231,10 +243,11 @@ def normalise(value: str, *, field: str) -> str:
     parts = text.split("/")
     if len(text) > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in parts):
         raise InvalidPath(f"{field} {value[:60]!r}... is longer than the system allows", field=field)
-    for part in parts:
-        wrong = _name_wrong(part)
-        if wrong:
-            raise InvalidPath(f"{field} {value!r}: the name {part!r} {wrong}", field=field)
+    if _MAYBE_WRONG_NAME.search(text):
+        for part in parts:
+            wrong = _name_wrong(part)
+            if wrong:
+                raise InvalidPath(f"{field} {value!r}: the name {part!r} {wrong}", field=field)
     normal = posixpath.normpath(text)
     if normal == ".." or normal.startswith("../"):
         raise PathOutsideProject(f"{field} {value!r} leads outside the project", field=field)

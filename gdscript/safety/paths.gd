@@ -40,6 +40,9 @@ static var _device: RegEx = RegEx.create_from_string(
 )
 ## The 8.3 short form Windows gives long names (`GODOT~1` may open `.godot`).
 static var _short_name: RegEx = RegEx.create_from_string("^(?=[^.]{2,8}(\\.[^.]{0,3})?$)[^.~]*~[0-9]+(\\.|$)")
+## Found in every path that has a name _name_wrong() refuses (and in many others): where it is not,
+## the names need no look one by one, which most paths are spared.
+static var _maybe_wrong_name: RegEx = RegEx.create_from_string("[. ](/|$)|~|(?i:con|prn|aux|nul|com|lpt)")
 ## Text that Python's str.strip() leaves empty (the characters below 32 are refused before).
 static var _blank: RegEx = RegEx.create_from_string(
 	"\\A[ \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]*\\z"
@@ -71,7 +74,8 @@ static func confine(text: String, job: Job, where: String) -> String:
 		job.fail(Job.INVALID_PATH, "%s: %s names the project folder, not a file" % [where, shown], where)
 		return ""
 	var path: String = "res://" + normal
-	var found: String = real(path)
+	var walked: Array = _walk(path)
+	var found: String = walked[0]
 	if not inside(found):
 		var to: String = "to " + found if not found.is_empty() else "a loop of symbolic links"
 		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s resolves outside the project (%s)" % [where, shown, to], where)
@@ -83,7 +87,8 @@ static func confine(text: String, job: Job, where: String) -> String:
 			where
 		)
 		return ""
-	return "res://" + _spelled(normal)
+	# Through no link, the path as stored is the real path below the root.
+	return "res://" + (_spelled(normal) if walked[1] else found.substr(root.length() + 1))
 
 
 ## `relative` (normalised) with each name as the file system stores it, links kept: the path the
@@ -102,13 +107,18 @@ static func _spelled(relative: String) -> String:
 ## case (on a file system that ignores case, `.GODOT` is `.godot`).
 static func is_engine_file(path: String) -> bool:
 	var inner: String = path.trim_prefix("res://")
-	return folded(inner) == "project.godot" or folded(inner.get_slice("/", 0)) == ".godot"
+	var head: String = inner.get_slice("/", 0)
+	if head.length() == 6:
+		return folded(head) == ".godot"
+	return inner.length() == 13 and folded(inner) == "project.godot"
 
 
 ## `text` with the letters A to Z in lower case: the case folding every file system that ignores case
 ## agrees on (the engine's names and Windows' device names are made of these letters alone).
 static func folded(text: String) -> String:
 	var bytes: PackedByteArray = text.to_utf8_buffer()
+	if bytes.size() == text.length():
+		return text.to_lower()  # ASCII only: the engine's own lowering does the same, faster
 	for i: int in bytes.size():
 		if bytes[i] >= 65 and bytes[i] <= 90:
 			bytes[i] += 32
@@ -149,6 +159,8 @@ static func _written_wrong(inner: String) -> Array:
 	var parts: PackedStringArray = inner.split("/")
 	if inner.length() > _PATH_MAX or Array(parts).any(_too_long):
 		return [Job.INVALID_PATH, "is longer than the system allows"]
+	if _maybe_wrong_name.search(inner) == null:
+		return []
 	for part: String in parts:
 		var wrong: String = _name_wrong(part)
 		if not wrong.is_empty():
@@ -198,6 +210,11 @@ static func absolute(res_path: String) -> String:
 ## name as the file system stores it (see _stored()); the components past the first that does not
 ## exist are kept as written.
 static func real(path: String) -> String:
+	return _walk(path)[0]
+
+
+## [real(path), whether a link was followed on the way].
+static func _walk(path: String) -> Array:
 	var full: String = absolute(path) if path.begins_with("res://") else path.simplify_path()
 	var current: String = ""
 	var pending: PackedStringArray
@@ -220,7 +237,7 @@ static func real(path: String) -> String:
 		if _dir != null and _dir.is_link(candidate):
 			hops += 1
 			if hops > _MAX_LINKS:
-				return ""  # a loop of links: it names nothing
+				return ["", true]  # a loop of links: it names nothing
 			var target: String = _dir.read_link(candidate)
 			if target.is_absolute_path():
 				current = "/"
@@ -228,7 +245,7 @@ static func real(path: String) -> String:
 			continue
 		var folder: String = current if not current.is_empty() else "/"
 		current = folder.path_join(_stored(folder, part))
-	return current if not current.is_empty() else "/"
+	return [current if not current.is_empty() else "/", hops > 0]
 
 
 ## The name under which `folder` stores the entry that `name` opens: `name` itself, unless the folder
@@ -254,6 +271,9 @@ static func _stored(folder: String, name: String) -> String:
 ## `name` with its letters a to z in upper case, or when it has none, its A to Z in lower case.
 static func _other_case(name: String) -> String:
 	var bytes: PackedByteArray = name.to_utf8_buffer()
+	if bytes.size() == name.length():
+		var upper: String = name.to_upper()  # ASCII only: the engine's own change of case does the same, faster
+		return upper if upper != name else name.to_lower()
 	var has_lower: bool = false
 	for byte: int in bytes:
 		if byte >= 97 and byte <= 122:
