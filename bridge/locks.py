@@ -3,11 +3,12 @@ engine left.
 
 Editing a scene or updating a resource in place is read-modify-write inside the engine, so two
 bridge processes (or two workers of one) changing the same file could lose an update. Such a
-request therefore holds an exclusive `flock` on the files it writes, from before it is sent until
+request therefore holds an exclusive lock on the files it writes, from before it is sent until
 its reply arrives or its engine is dead. Every other write replaces its file whole by a rename,
 which needs no lock (decisions.md §6).
 Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`), one per target, named by a
-hash of the target's real path: nothing is ever created in the project for them.
+hash of the target's real path: nothing is ever created in the project for them. The locks are
+filelock's: `flock` on Linux and macOS, `msvcrt.locking` on Windows.
 
 The engine saves through a temp file `.<file>.<pid>-<n>.tmp.<ext>` beside the target and renames it
 over the target (gdscript/saving.gd). An engine killed between the two leaves the temp behind; once
@@ -18,19 +19,19 @@ name is made in gdscript/atomic_write.gd).
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
+import filelock
+
 from .engine import cache_dir
 from .errors import SaveFailed, Timeout
 
-_POLL = (0.001, 0.05)
-"""First and longest pause between two tries of a lock that another process holds."""
+_POLL = 0.005
+"""Pause between two tries of a lock that another process holds."""
 
 
 def lock_dir() -> Path:
@@ -41,14 +42,14 @@ def lock_dir() -> Path:
 class Held:
     """Exclusive locks on the files one request rewrites; `release()` drops them."""
 
-    def __init__(self, fds: list[int]) -> None:
-        self._fds = fds
+    def __init__(self, held: list[filelock.FileLock]) -> None:
+        self._held = held
 
     def release(self) -> None:
         """Drop the locks (idempotent)."""
-        fds, self._fds = self._fds, []
-        for fd in fds:
-            os.close(fd)
+        held, self._held = self._held, []
+        for lock in held:
+            lock.release()
 
 
 def hold(targets: Iterable[Path], deadline: float) -> Held:
@@ -58,44 +59,32 @@ def hold(targets: Iterable[Path], deadline: float) -> Held:
     if not unique:
         return Held([])
     folder = lock_dir()
-    fds: list[int] = []
+    taken: list[filelock.FileLock] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
         # One global order (sorted paths) so that two requests locking the same files cannot deadlock.
         for target in unique:
-            fds.append(_lock(folder, target, deadline))
-        return Held(fds)
+            taken.append(_lock(folder, target, deadline))
+        return Held(taken)
     except OSError as exc:
-        for fd in fds:
-            os.close(fd)
+        Held(taken).release()
         raise SaveFailed(f"the lock that guards {unique[0]} could not be taken in {folder}: "
                          f"{exc.strerror or exc}") from None
     except BaseException:
-        for fd in fds:
-            os.close(fd)
+        Held(taken).release()
         raise
 
 
-def _lock(folder: Path, target: Path, deadline: float) -> int:
+def _lock(folder: Path, target: Path, deadline: float) -> filelock.FileLock:
     name = hashlib.sha256(os.fsencode(target)).hexdigest()[:40] + ".lock"
-    fd = os.open(folder / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)  # OSError: see hold()
-    pause = _POLL[0]
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                os.close(fd)
-                raise
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            os.close(fd)
-            raise Timeout(
-                f"{target} stayed locked by another godot-bridge request until the deadline passed"
-            )
-        time.sleep(min(pause, remaining))
-        pause = min(pause * 2, _POLL[1])
+    # Not thread-local: the lock may be let go by another thread than the one that took it (the
+    # MCP server runs its calls on a pool of threads).
+    lock = filelock.FileLock(folder / name, mode=0o600, thread_local=False)
+    try:
+        lock.acquire(timeout=max(0.0, deadline - time.monotonic()), poll_interval=_POLL)  # OSError: see hold()
+    except filelock.Timeout:
+        raise Timeout(f"{target} stayed locked by another godot-bridge request until the deadline passed") from None
+    return lock
 
 
 def sweep(targets: Iterable[str], pid: int) -> list[str]:
