@@ -5,11 +5,13 @@ command line's `batch` as a stream. A batch given as a list is served by the cal
 alone; a stream that may block gets a second thread. Requests are prepared and finished by
 bridge/request.py; engines are bridge/worker.py.
 
-Two threads. The feeder only reads the input, which may block; the caller's thread, inside
-`map()`, does all the rest as one event loop: it turns requests into engine messages (decoding,
+Two threads, besides the pipe threads of each engine (bridge/process.py), which only move bytes.
+The feeder only reads the input, which may block; the caller's thread, inside `map()`, does all
+the rest as one event loop: it turns requests into engine messages (decoding,
 validation, path checks) as fast as the engines take them, routes them to slots, keeps up to
-`window` requests in flight on each slot's engine, so the engine never waits for Python, polls
-every engine's pipes at once (bridge/worker.py `wait_any`), and yields the replies in input order.
+`window` requests in flight on each slot's engine, so the engine never waits for Python, waits on
+the one queue that every engine's output (and the feeder's wake-up) arrives on (bridge/worker.py
+`Inbox`), and yields the replies in input order.
 Python's work on a request all happens in that one thread: a second thread doing part of it
 would hold the interpreter lock just when a reply needs reading and an engine, more requests.
 
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import sys
 import threading
 import time
@@ -48,13 +49,16 @@ from . import engine as engines
 from . import imports, locks
 from .errors import BridgeError, EngineCrashed, Skipped, Timeout
 from .request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
-from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Release, Worker, wait_any
+from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Release, Worker
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
-NAP = 0.002
+NAP = 0.004
 """Pause of the loop while every busy engine has three quarters of a window queued (~7 ms of work
-or more for the bench's requests), so that its replies are taken in bursts."""
+or more for the bench's requests), so that its replies are taken in bursts. Each wake-up of the
+loop also wakes a reader and a writer thread per busy engine: with 2 ms, the threads cost ~10%
+more bridge CPU per request than the poll loop they replaced; 4 ms halves the wake-ups (~860 ->
+~420 per 2,000-request batch) and brings it back level."""
 WEAR_CHECK = 256
 """Sends between two checks of a busy worker's wear (measuring its memory costs a few system calls);
 an idle worker is checked before every request."""
@@ -139,6 +143,8 @@ class Pool:
         self.jobs = jobs
         self.window = window
         self._argv_for = argv_for
+        self._inbox = Inbox()
+        """Where every engine's output, and the feeder's wake-up, arrives."""
         self._engine: engines.Engine | None = None
         self._packs: dict[str, Path] = {}
         self._imports: dict[Path, int] = {}
@@ -213,15 +219,11 @@ class Pool:
         self._stopped = self._cancelled = False
         feed = _Feed()
         feeder: threading.Thread | None = None
-        wake_read = wake_write = -1
         if isinstance(items, (list, tuple)):
             feed.items.extend(items)
             feed.total = len(items)
         else:
-            wake_read, wake_write = os.pipe()
-            os.set_blocking(wake_read, False)
-            feeder = threading.Thread(target=self._feed, args=(items, feed, wake_write), name="pool-feeder",
-                                      daemon=True)
+            feeder = threading.Thread(target=self._feed, args=(items, feed), name="pool-feeder", daemon=True)
             feeder.start()
         try:
             while True:
@@ -230,6 +232,7 @@ class Pool:
                 slots = self._all_slots()
                 for slot in slots:
                     slot.fill()
+                self._inbox.flush()
                 while self._releasable(slots):
                     reply = self._results.pop(self._next_out)
                     self._next_out += 1
@@ -248,7 +251,7 @@ class Pool:
                     if feed.failure is not None:
                         raise feed.failure
                     return
-                self._wait(feed, wake_read, ended, slots)
+                self._wait(feed, ended, slots)
         finally:
             with feed.lock:
                 feed.cancelled = True
@@ -257,8 +260,6 @@ class Pool:
             self._abandon()
             if feeder is not None:
                 feeder.join()
-                os.close(wake_read)
-                os.close(wake_write)
 
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""
@@ -280,16 +281,17 @@ class Pool:
             feed.items.clear()
             return feed.total is not None
 
-    def _wait(self, feed: _Feed, wake: int, ended: bool, slots: list[_Slot]) -> None:
+    def _wait(self, feed: _Feed, ended: bool, slots: list[_Slot]) -> None:
         """Wait for engine output, a deadline, or (while the input goes on) the feeder."""
         deadline = min((slot.deadline() for slot in slots if slot.inflight), default=None)
-        news = False
+        # A wait elsewhere (while a worker stopped, say) may have taken replies from the inbox already.
+        news = any(slot.worker is not None and slot.worker.news() for slot in slots)
         if not ended:
             with feed.lock:
-                news = bool(feed.items) or feed.total is not None
+                news = news or bool(feed.items) or feed.total is not None
                 feed.loop_sleeps = not news
         if news:
-            # Input to take: read what the engines sent, without waiting for more.
+            # Input or replies to take: read what the engines sent, without waiting for more.
             deadline = time.monotonic()
         elif deadline is None:
             deadline = time.monotonic() + IDLE_WAIT
@@ -299,11 +301,7 @@ class Pool:
             # per 5,000-request batch 1.11 s -> 0.71-0.78 s), and each wake-up of this process
             # pushes an engine off its core.
             time.sleep(min(NAP, max(0.0, deadline - time.monotonic())))
-        woken = wait_any([slot.worker for slot in slots if slot.worker is not None], deadline,
-                         None if ended or news else wake)
-        if woken:
-            while len(os.read(wake, 4096)) == 4096:
-                pass
+        self._inbox.serve(deadline)
         if not ended:
             with feed.lock:
                 feed.loop_sleeps = False
@@ -315,8 +313,10 @@ class Pool:
         """Let the requests in flight finish (their files stay whole); send nothing more."""
         for slot in self._all_slots():
             slot.queue.clear()
+            # A wait for another slot may have taken this one's replies already.
+            slot.collect(time.monotonic())
             while slot.inflight and slot.worker is not None:
-                wait_any([slot.worker], slot.deadline())
+                self._inbox.serve(slot.deadline())
                 slot.collect(time.monotonic())
         self._results.clear()
         self._out.clear()
@@ -398,7 +398,7 @@ class Pool:
 
     # ----- the feeder ------------------------------------------------------------------------
 
-    def _feed(self, items: Iterable[Item], feed: _Feed, wake: int) -> None:
+    def _feed(self, items: Iterable[Item], feed: _Feed) -> None:
         # Bound the requests read ahead of the replies taken, so memory stays flat on an endless input.
         limit = max(256, 4 * self.jobs * self.window)
         count = 0
@@ -415,7 +415,7 @@ class Pool:
                     feed.items.append(item)
                     if feed.loop_sleeps:
                         feed.loop_sleeps = False
-                        os.write(wake, b"\0")
+                        self._inbox.wake()
                 count += 1
         except BaseException as exc:
             # Raised again in the caller's thread, after the replies to what was read before it.
@@ -424,7 +424,7 @@ class Pool:
             with feed.lock:
                 feed.total = count
                 if feed.loop_sleeps:
-                    os.write(wake, b"\0")
+                    self._inbox.wake()
 
     # ----- engines ---------------------------------------------------------------------------
 
@@ -455,7 +455,7 @@ class Pool:
                 return engines.worker_argv(engine, root, token, pack=pack)
         settings = self.settings
         worker = Worker(argv, verbose=settings.verbose, start_timeout=settings.start_timeout,
-                        max_requests=settings.max_requests, max_rss=settings.max_rss)
+                        max_requests=settings.max_requests, max_rss=settings.max_rss, inbox=self._inbox)
         worker.launch()
         return worker
 

@@ -7,12 +7,16 @@ back on its *stderr* (Godot always flushes stderr, while stdout stays buffered w
 Each request carries a sequence number and its reply must carry the same one: the engine answers
 in order, so any other number means the stream cannot be trusted, and the engine goes.
 
-No threads, and no call that can hang. The pipes are non-blocking (bridge/process.py). `send()`
-writes what the engine's input takes at once and queues the rest; whoever waits for a reply
-(`receive()`, or a pool waiting on several workers at once with `wait_any()`) polls the pipes,
-writes what is queued, reads what the engine printed, and kills the whole process tree when the
-deadline passes. Output is read in bounded pieces, so a flood of chatter costs neither memory nor
-a stalled reply. One thread uses a worker at a time.
+No call that can hang. Threads of bridge/process.py serve the pipes, the same on every system:
+`send()` queues a request and returns, and the next wait hands every request queued by then to
+the engine's writer thread at once; the reader threads put what the engine prints on an `Inbox`,
+one queue that a worker has for itself or shares with the other workers of a pool. Whoever waits
+for a reply (`receive()`, or a pool waiting on all its workers at once) waits on that queue with a
+deadline, hands each piece of output to its worker (`feed()`), and kills the whole process tree
+when the deadline passes. Output comes in bounded pieces, and a reader waits while its
+worker has a few of them not taken yet, so a flood of chatter costs neither memory nor a stalled
+reply. Everything but the pipe threads runs in the thread that waits; one thread uses a worker (or
+the workers of one inbox) at a time.
 
 A request may come with a `release` callback (the file locks its writes hold). It runs once: with
 True when the request's reply is read, or with False once the engine is found gone without
@@ -23,18 +27,17 @@ from __future__ import annotations
 
 import collections
 import json
-import math
 import os
-import select
+import queue
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from .errors import EngineCrashed, InvalidRequest, Timeout
 from .frames import Garbled, ReplyScanner
-from .process import EngineProcess, Spawn
+from .process import STDERR, STDIN, STDOUT, EngineProcess, Spawn
 
 Release = Callable[[bool], None]
 """Called once per request when the engine is done with it: True when its reply arrived, False
@@ -46,7 +49,10 @@ STOP_BUDGET = 4.0
 """Seconds a stop may take in all: end of input, then terminate, then kill (half, then the rest)."""
 KILL_BUDGET = 2.0
 """Seconds a kill may take to reap the engine and read what it left in its pipes."""
-_POLL_MAX_MS = 3_600_000
+_WAIT_MAX = 3600.0
+"""Longest single wait on the inbox (a deadline further away is waited for in pieces)."""
+_BATCH = 256
+"""Most pieces of output handed to workers per wait, so that a flood cannot keep a wait from its deadline."""
 START_TIMEOUT = 30.0
 """Seconds an engine may take to become ready."""
 MAX_REQUESTS = 10_000
@@ -74,6 +80,7 @@ class Worker:
         log: IO[str] | None = None,
         max_requests: int | None = None,
         max_rss: int | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.token = os.urandom(16).hex()
         self._argv = list(argv_for_token(self.token))
@@ -84,11 +91,13 @@ class Worker:
         self._log = log if log is not None else sys.stderr
         self._max_requests = max_requests
         self._max_rss = max_rss
+        self._inbox = inbox if inbox is not None else Inbox()
         self._process: EngineProcess | None = None
         self._replies: collections.deque[dict[str, Any]] = collections.deque()
         self._waiting: collections.deque[tuple[int, Release | None]] = collections.deque()
         """Sequence number and release of each request sent and not answered, in sending order."""
-        self._unsent: collections.deque[memoryview] = collections.deque()
+        self._unsent: list[bytes] = []
+        """Requests sent and not yet handed to the engine's writer thread (see `flush()`)."""
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self._closing = False
         self._ended = False
@@ -113,7 +122,8 @@ class Worker:
 
         Requests may be sent at once: the engine reads them when it is ready.
         """
-        self._process = EngineProcess(self._argv, self._spawn)
+        self._process = EngineProcess(self._argv, self._inbox.deliverer(self), self._spawn,
+                                      keep_stdout=self._verbose)
         self.start_deadline = time.monotonic() + self._start_timeout
 
     def wait_ready(self) -> None:
@@ -128,7 +138,7 @@ class Worker:
                 raise self.crash()
             if time.monotonic() >= deadline:
                 raise self.expire()
-            wait_any([self], deadline)
+            self._inbox.serve(deadline)
 
     def expire(self) -> EngineCrashed | Timeout:
         """Kill the engine for running past a deadline; return the error that says so."""
@@ -180,7 +190,8 @@ class Worker:
         if process.running():
             # The engine serves what it was sent, then sees its input end and quits.
             self._closing = True
-            self._flush()
+            self.flush()
+            process.close_input()
             if not self._drain(deadline - STOP_BUDGET / 2):
                 process.terminate()
                 self._drain(deadline)
@@ -197,16 +208,17 @@ class Worker:
         assert process is not None
         process.kill_tree(deadline)
         self._drain(deadline)
-        for fd in list(process.outputs):
+        for stream in list(process.outputs):
             # Held open by a process that escaped the kill: stop listening to it.
-            self._end_output(fd)
+            self._end_output(stream)
         process.close_input()
+        process.release()
 
     def _drain(self, deadline: float) -> bool:
         """Read the engine's output until it ends or `deadline` passes; return whether it ended."""
         process = self._process
         while process is not None and process.outputs and time.monotonic() < deadline:
-            wait_any([self], deadline)
+            self._inbox.serve(deadline)
         return process is None or not process.outputs
 
     # ----- messages --------------------------------------------------------------------------
@@ -214,11 +226,12 @@ class Worker:
     def send(self, message: dict[str, Any], *, release: Release | None = None) -> int:
         """Queue one request; return its sequence number. Replies come back in sending order.
 
-        Never blocks: an engine that does not read shows up as a timeout in `receive()`.
+        The request goes to the engine at the next wait on the inbox (or `flush()`). Never blocks:
+        an engine that does not read shows up as a timeout in `receive()`.
         `release` runs when the engine is done with this request (see the module docstring).
         """
         try:
-            if self._closing or self._process is None or self._process.input_fd is None or not self.alive:
+            if self._closing or self._process is None or not self._process.input_open or not self.alive:
                 raise self._crashed("before the request was sent")
             payload = self._encode(message, self._seq + 1)
         except (EngineCrashed, InvalidRequest):
@@ -227,9 +240,16 @@ class Worker:
             raise
         self._seq += 1
         self._waiting.append((self._seq, release))
-        self._unsent.append(memoryview(b"%015d\n" % len(payload) + payload))
-        self._flush()
+        if not self._unsent:
+            self._inbox.hold(self)
+        self._unsent.append(b"%015d\n" % len(payload) + payload)
         return self._seq
+
+    def flush(self) -> None:
+        """Hand the requests sent so far to the engine's writer, at once (one wake-up of its thread)."""
+        unsent, self._unsent = self._unsent, []
+        if unsent and self._process is not None:
+            self._process.write(b"".join(unsent) if len(unsent) > 1 else unsent[0])
 
     def _encode(self, message: dict[str, Any], seq: int) -> bytes:
         try:
@@ -239,6 +259,10 @@ class Worker:
         if _DEBUG:
             self._log.write(f"[bridge -> {self.pid}] {payload[:2000].decode('utf-8', 'replace')}\n")
         return payload
+
+    def news(self) -> bool:
+        """Return whether a reply waits in `take()` or the engine is gone (its owner has to look)."""
+        return bool(self._replies) or self._ended
 
     def take(self) -> dict[str, Any] | None:
         """Return the next reply already read, or None."""
@@ -254,66 +278,40 @@ class Worker:
         assert reply is not None
         return reply
 
-    # ----- pipes (served by wait_any) --------------------------------------------------------
+    # ----- pipes (output handed over by the inbox) ------------------------------------------
 
-    def watched(self) -> tuple[list[int], int | None]:
-        """Return the output pipes to read and the input pipe to write (None when nothing waits)."""
-        process = self._process
-        if process is None:
-            return [], None
-        return list(process.outputs), process.input_fd if self._unsent else None
-
-    def serve(self, fd: int) -> None:
-        """Serve a pipe that poll() found ready: read an output, or write queued input."""
+    def feed(self, stream: int, data: bytes) -> None:
+        """Take what a pipe thread of this worker's engine delivered (see process.Deliver)."""
         process = self._process
         if process is None:
             return
-        if fd not in process.outputs:
-            self._flush()
+        if stream == STDIN:
+            self._input_lost()
             return
-        data = process.read(fd)
-        if data is None:
+        process.taken(stream)
+        if stream not in process.outputs:
             return
         if not data:
-            self._end_output(fd)
-        elif fd == process.stderr_fd:
+            self._end_output(stream)
+        elif stream == STDERR:
             self._scan(data)
-        elif self._verbose:
+        elif stream == STDOUT and self._verbose:
             self._chatter(data, keep=False)
-
-    def _flush(self) -> None:
-        """Write as much of the queued input as the engine's pipe takes now."""
-        process = self._process
-        while self._unsent and process is not None:
-            data = self._unsent[0]
-            written = process.write(data)
-            if written is None:
-                self._input_lost()
-                return
-            if written == 0:
-                return
-            if written == len(data):
-                self._unsent.popleft()
-            else:
-                self._unsent[0] = data[written:]
-        if self._closing and process is not None:
-            process.close_input()
 
     def _input_lost(self) -> None:
         process = self._process
         assert process is not None
-        self._unsent.clear()
-        process.close_input()
+        process.input_lost()
         if process.wait(time.monotonic() + KILL_BUDGET / 8) is None:
             # Alive but its input is closed: it can never get another request.
             self._dead = self._dead or "it closed its input"
             process.kill_tree(time.monotonic() + KILL_BUDGET)
 
-    def _end_output(self, fd: int) -> None:
+    def _end_output(self, stream: int) -> None:
         process = self._process
         assert process is not None
-        reply_stream = fd == process.stderr_fd and fd in process.outputs
-        process.close_output(fd)
+        reply_stream = stream == STDERR and stream in process.outputs
+        process.ended(stream)
         if reply_stream:
             self._reply_stream_ended()
 
@@ -383,7 +381,7 @@ class Worker:
         assert process is not None
         self._dead = self._dead or why
         process.kill_tree(time.monotonic() + KILL_BUDGET)
-        self._end_output(process.stderr_fd)
+        self._end_output(STDERR)
 
     def _chatter(self, raw: bytes, *, keep: bool = True) -> None:
         if not raw.strip():
@@ -410,32 +408,59 @@ class Worker:
         return "; its last output: " + " | ".join(self._tail) if self._tail else ""
 
 
-def wait_any(workers: Iterable[Worker], deadline: float, wake: int | None = None) -> bool:
-    """Wait until a worker's pipe is ready, `wake` is readable, or `deadline` passes; serve the pipes.
+class Inbox:
+    """The one queue that the pipe threads of one or more workers' engines put their output on, and
+    that a pool's input thread wakes the pool through: whoever waits for replies waits here.
 
-    Writes queued input the engines now take and reads what they printed (replies then wait in
-    `take()`). Return whether `wake` became readable (the caller drains it).
+    A wait hands over whatever arrived, for any worker of the inbox, so a waiter first looks at what
+    its workers hold already (`Worker.news()`): a wait for one worker may have read another's reply.
     """
-    poller = select.poll()
-    owners: dict[int, Worker] = {}
-    for worker in workers:
-        outputs, pending_input = worker.watched()
-        for fd in outputs:
-            poller.register(fd, select.POLLIN)
-            owners[fd] = worker
-        if pending_input is not None:
-            poller.register(pending_input, select.POLLOUT)
-            owners[pending_input] = worker
-    if wake is not None:
-        poller.register(wake, select.POLLIN)
-    if not owners and wake is None:
-        return False
-    # poll() takes a 32-bit count of milliseconds: a deadline days away is waited for in pieces.
-    timeout = min(_POLL_MAX_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
-    woken = False
-    for fd, _ in poller.poll(timeout):
-        if fd == wake:
-            woken = True
-        else:
-            owners[fd].serve(fd)
-    return woken
+
+    def __init__(self) -> None:
+        self._events: queue.SimpleQueue[tuple[Worker | None, int, bytes]] = queue.SimpleQueue()
+        self._unsent: dict[Worker, None] = {}
+        """The workers with requests sent and not handed to their engines yet, in sending order."""
+
+    def deliverer(self, worker: Worker) -> Callable[[int, bytes], None]:
+        """Return what the pipe threads of `worker`'s engine hand their output to."""
+        put = self._events.put
+
+        def deliver(stream: int, data: bytes) -> None:
+            put((worker, stream, data))
+
+        return deliver
+
+    def wake(self) -> None:
+        """End the wait in `serve()` now (safe from any thread)."""
+        self._events.put((None, STDIN, b""))
+
+    def hold(self, worker: Worker) -> None:
+        """Note that `worker` has requests to hand to its engine at the next `flush()`."""
+        self._unsent[worker] = None
+
+    def flush(self) -> None:
+        """Hand every request sent so far to its engine's writer thread (one wake-up per engine)."""
+        unsent, self._unsent = self._unsent, {}
+        for worker in unsent:
+            worker.flush()
+
+    def serve(self, deadline: float) -> None:
+        """Hand every request sent so far to its engine; wait until output arrives, `wake()` is
+        called, or `deadline` passes; hand what arrived (a bounded batch of it) to the workers it
+        came from."""
+        self.flush()
+        timeout = min(_WAIT_MAX, max(0.0, deadline - time.monotonic()))
+        try:
+            event = self._events.get(timeout=timeout)
+        except queue.Empty:
+            return
+        for handled in range(1, _BATCH + 1):
+            worker, stream, data = event
+            if worker is not None:
+                worker.feed(stream, data)
+            if handled == _BATCH:
+                return
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                return

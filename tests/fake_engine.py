@@ -6,7 +6,9 @@ stderr out), answers `--version` like Godot and builds an (empty) settings pack 
 - `FAKE_ENGINE_START` (environment, read at start): `ok` (default), `crash` (exit before the ready
   message), `hang` (never become ready), `deaf` (become ready, then never read stdin again).
 - the request's `material_type`: `die` (print to stderr, exit 3), `hang` (sleep forever), `spawn`
-  (start a child that shares its output, log its pid, then hang), `garbage` (a reply frame that is not JSON),
+  (start a child that shares its output, log its pid, then hang), `orphan` (start a grandchild whose
+  parent exits at once, so it leaves the engine's tree, log its pid, then hang), `garbage` (a reply
+  frame that is not JSON),
   `flood` (100 MB on stdout and on stderr, including a 10 MB line without end, then answer),
   `sleep:S` (answer after S seconds); anything else is answered at once.
 
@@ -60,6 +62,12 @@ def serve(token: str, request: dict[str, object]) -> None:
     if kind == "spawn":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
         record({"child": child.pid})
+        time.sleep(3600)
+    if kind == "orphan":
+        starter = ("import subprocess, sys; print(subprocess.Popen([sys.executable, '-c', 'import time; "
+                   "time.sleep(3600)'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)")
+        started = subprocess.run([sys.executable, "-c", starter], capture_output=True, text=True, check=True)
+        record({"child": int(started.stdout)})
         time.sleep(3600)
     if kind == "garbage":
         sys.stderr.write(f"{token} 12 {{not json at all\n")

@@ -162,6 +162,15 @@ def test_flood_of_output_neither_stalls_the_reply_nor_grows_memory(fake_godot: s
     assert "fatal error while serving" in died["error"]["message"]
 
 
+def test_a_large_request_waiting_behind_a_flood_of_output_deadlocks_nothing(fake_godot: str, project: Path) -> None:
+    # The engine prints 200 MB while the next request, 8 MB, waits to be written: the bridge reads
+    # the flood as it writes the request, so neither side waits for the other.
+    big = {"resource_name": "x" * (8 << 20)}
+    with Bridge(fake_godot, timeout=60) as b:
+        replies = list(b.batch([request(project, "flood"), request(project, "ok", properties=big)]))
+    assert [r["result"] for r in replies] == ["ok", "ok"], [r.get("error") for r in replies]
+
+
 def test_requests_sent_ahead_are_answered_in_order(fake_godot: str) -> None:
     worker = fake_worker(fake_godot)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,23 @@ def test_slow_requests_do_not_reorder_replies(fake_godot: str, project: Path) ->
         got = serve(pool, requests)
     assert [r["id"] for r in got] == list(range(30))
     assert {r["result"] for r in got} == {"ok"}
+
+
+def test_a_batch_abandoned_mid_way_waits_only_as_long_as_its_requests_take(fake_godot: str, project: Path) -> None:
+    # Routed in turn to two engines: 2 after 0, 3 after 1. Once the caller stops, the pool lets 2 and 3
+    # finish; 3's reply comes while it waits for 2's, and must not be waited for again, until the deadline.
+    requests = [request(project, 0), request(project, 1), request(project, 2, "sleep:1"),
+                request(project, 3, "sleep:0.3")]
+    with Pool(Settings(fake_godot, timeout=20, start_timeout=10), jobs=2) as pool:
+        pool.prewarm(str(project), 2, wait=True)
+        replies = pool.map([json.dumps(r) for r in requests])
+        assert isinstance(replies, Generator)
+        first = next(replies)
+        started = time.monotonic()
+        replies.close()
+        took = time.monotonic() - started
+    assert first["id"] == 0 and first["result"] == "ok"
+    assert took < 5
 
 
 def test_engine_that_cannot_start_answers_every_request(fake_godot: str, project: Path,
