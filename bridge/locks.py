@@ -24,11 +24,13 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from .engine import cache_dir
 from .errors import SaveFailed, Timeout
+
+if TYPE_CHECKING:
+    import filelock
 
 _POLL = 0.005
 """Pause between two tries of a lock that another process holds."""
@@ -76,6 +78,9 @@ def hold(targets: Iterable[Path], deadline: float) -> Held:
 
 
 def _lock(folder: Path, target: Path, deadline: float) -> filelock.FileLock:
+    # Imported here: it takes ~20 ms, and only scene edits and updates in place take a lock.
+    import filelock
+
     name = hashlib.sha256(os.fsencode(target)).hexdigest()[:40] + ".lock"
     # Not thread-local: the lock may be let go by another thread than the one that took it (the
     # MCP server runs its calls on a pool of threads).
