@@ -56,9 +56,9 @@ WINDOW = 32
 NAP = 0.004
 """Pause of the loop while every busy engine has three quarters of a window queued (~7 ms of work
 or more for the bench's requests), so that its replies are taken in bursts. Each wake-up of the
-loop also wakes a reader and a writer thread per busy engine: with 2 ms, the threads cost ~10%
-more bridge CPU per request than the poll loop they replaced; 4 ms halves the wake-ups (~860 ->
-~420 per 2,000-request batch) and brings it back level."""
+loop also wakes a reader and a writer thread per busy engine, so the pause is twice what it was
+with the poll loop those threads replaced: half the wake-ups (~860 -> ~420 per 2,000-request
+batch, jobs 1)."""
 WEAR_CHECK = 256
 """Sends between two checks of a busy worker's wear (measuring its memory costs a few system calls);
 an idle worker is checked before every request."""
@@ -232,7 +232,6 @@ class Pool:
                 slots = self._all_slots()
                 for slot in slots:
                     slot.fill()
-                self._inbox.flush()
                 while self._releasable(slots):
                     reply = self._results.pop(self._next_out)
                     self._next_out += 1
@@ -291,17 +290,22 @@ class Pool:
                 news = news or bool(feed.items) or feed.total is not None
                 feed.loop_sleeps = not news
         if news:
-            # Input or replies to take: read what the engines sent, without waiting for more.
-            deadline = time.monotonic()
-        elif deadline is None:
-            deadline = time.monotonic() + IDLE_WAIT
-        elif all(len(slot.inflight) >= self.window * 3 // 4 for slot in slots if slot.inflight):
-            # Every busy engine has most of a window still to serve: let replies gather, so that
-            # one wake-up takes many. Waking per reply cost more than the reply itself (bridge CPU
-            # per 5,000-request batch 1.11 s -> 0.71-0.78 s), and each wake-up of this process
-            # pushes an engine off its core.
-            time.sleep(min(NAP, max(0.0, deadline - time.monotonic())))
-        self._inbox.serve(deadline)
+            # Input or replies to take: take what the engines sent, without waiting for more. The
+            # engines' threads are left alone until this thread next stops (see Inbox.flush);
+            # the engines have their windows to work through meanwhile.
+            self._inbox.poll()
+        else:
+            # The engines get what was sent, and their readers may read on, as this thread stops.
+            self._inbox.flush()
+            if deadline is None:
+                deadline = time.monotonic() + IDLE_WAIT
+            elif all(len(slot.inflight) >= self.window * 3 // 4 for slot in slots if slot.inflight):
+                # Every busy engine has most of a window still to serve: let replies gather, so
+                # that one wake-up takes many. Waking per reply cost more than the reply itself
+                # (bridge CPU per 5,000-request batch 1.11 s -> 0.71-0.78 s), and each wake-up of
+                # this process pushes an engine off its core.
+                time.sleep(min(NAP, max(0.0, deadline - time.monotonic())))
+            self._inbox.serve(deadline)
         if not ended:
             with feed.lock:
                 feed.loop_sleeps = False

@@ -7,7 +7,8 @@ data)` (the worker puts it on the queue its owner waits on), and b"" once the pi
 pipe has a writer thread that writes what `write()` queued, in order, so that a caller never blocks
 on an engine that does not read. Each thread owns its pipe and closes it, so no file descriptor is
 ever closed under a thread that uses it. A reader hands over at most CREDIT chunks that its owner
-has not taken yet (`taken()`), so a flood of output costs no memory. Nothing here knows the
+has not taken yet (`taken()`), so a flood of output costs no memory, and what the engine prints
+meanwhile gathers in the pipe, to be read in one piece. Nothing here knows the
 protocol (bridge/frames.py and bridge/worker.py do). Every wait is bounded by a deadline its caller
 passes down, so a stop has one time budget however many stages it takes. What differs by system
 is bridge/platform.py.
@@ -37,8 +38,9 @@ Deliver = Callable[[int, bytes], None]
 
 STDIN, STDOUT, STDERR = 0, 1, 2
 """The engine's streams, as `deliver` names them."""
-READ_SIZE = 1 << 18
-"""Bytes read from one pipe at once."""
+READ_SIZE = 1 << 16
+"""Bytes read from one pipe at once: what a pipe holds on Linux and macOS. A bigger read returns no
+more, and its buffer costs ~40 us per read here (it is past malloc's threshold for mmap)."""
 CREDIT = 1
 """Chunks a reader hands over before its owner has taken them (at most CREDIT * READ_SIZE bytes)."""
 MIN_WAIT = 0.2

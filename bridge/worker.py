@@ -8,15 +8,16 @@ Each request carries a sequence number and its reply must carry the same one: th
 in order, so any other number means the stream cannot be trusted, and the engine goes.
 
 No call that can hang. Threads of bridge/process.py serve the pipes, the same on every system:
-`send()` queues a request and returns, and the next wait hands every request queued by then to
-the engine's writer thread at once; the reader threads put what the engine prints on an `Inbox`,
-one queue that a worker has for itself or shares with the other workers of a pool. Whoever waits
-for a reply (`receive()`, or a pool waiting on all its workers at once) waits on that queue with a
-deadline, hands each piece of output to its worker (`feed()`), and kills the whole process tree
-when the deadline passes. Output comes in bounded pieces, and a reader waits while its
-worker has a few of them not taken yet, so a flood of chatter costs neither memory nor a stalled
-reply. Everything but the pipe threads runs in the thread that waits; one thread uses a worker (or
-the workers of one inbox) at a time.
+the reader threads put what the engine prints on an `Inbox`, one queue that a worker has for
+itself or shares with the other workers of a pool. Whoever waits for a reply (`receive()`, or a
+pool waiting on all its workers at once) waits on that queue with a deadline, hands each piece of
+output to its worker (`feed()`), and kills the whole process tree when the deadline passes.
+`send()` queues a request and returns. The threads are woken only as the waiting thread stops
+(`flush()`): it then hands every request queued by then to the engine's writer thread at once,
+and lets each reader whose last piece it took read the next. So a flood of chatter costs neither
+memory nor a stalled reply, output gathers in the pipe while this thread works, and no thread is
+woken only to wait for the interpreter lock this one holds. Everything but the pipe threads runs
+in the thread that waits; one thread uses a worker (or the workers of one inbox) at a time.
 
 A request may come with a `release` callback (the file locks its writes hold). It runs once: with
 True when the request's reply is read, or with False once the engine is found gone without
@@ -98,6 +99,10 @@ class Worker:
         """Sequence number and release of each request sent and not answered, in sending order."""
         self._unsent: list[bytes] = []
         """Requests sent and not yet handed to the engine's writer thread (see `flush()`)."""
+        self._owed: list[int] = []
+        """Streams whose reader waits for its last chunk to be taken, until `flush()` says so."""
+        self._held = False
+        """Whether the inbox will flush this worker (it has something in `_unsent` or `_owed`)."""
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self._closing = False
         self._ended = False
@@ -240,16 +245,29 @@ class Worker:
             raise
         self._seq += 1
         self._waiting.append((self._seq, release))
-        if not self._unsent:
-            self._inbox.hold(self)
         self._unsent.append(b"%015d\n" % len(payload) + payload)
+        self._hold()
         return self._seq
 
+    def _hold(self) -> None:
+        if not self._held:
+            self._held = True
+            self._inbox.hold(self)
+
     def flush(self) -> None:
-        """Hand the requests sent so far to the engine's writer, at once (one wake-up of its thread)."""
+        """Hand the requests sent so far to the engine's writer and let its readers read again: one
+        wake-up of each, just before this thread waits (a thread woken while this one holds the
+        interpreter lock waits for it, which costs far more than the wake-up itself)."""
+        self._held = False
         unsent, self._unsent = self._unsent, []
-        if unsent and self._process is not None:
-            self._process.write(b"".join(unsent) if len(unsent) > 1 else unsent[0])
+        owed, self._owed = self._owed, []
+        process = self._process
+        if process is None:
+            return
+        if unsent:
+            process.write(b"".join(unsent) if len(unsent) > 1 else unsent[0])
+        for stream in owed:
+            process.taken(stream)
 
     def _encode(self, message: dict[str, Any], seq: int) -> bytes:
         try:
@@ -288,7 +306,8 @@ class Worker:
         if stream == STDIN:
             self._input_lost()
             return
-        process.taken(stream)
+        self._owed.append(stream)
+        self._hold()
         if stream not in process.outputs:
             return
         if not data:
@@ -435,25 +454,35 @@ class Inbox:
         self._events.put((None, STDIN, b""))
 
     def hold(self, worker: Worker) -> None:
-        """Note that `worker` has requests to hand to its engine at the next `flush()`."""
+        """Note that `worker` has something to hand to its engine's threads at the next `flush()`."""
         self._unsent[worker] = None
 
     def flush(self) -> None:
-        """Hand every request sent so far to its engine's writer thread (one wake-up per engine)."""
+        """Hand every request sent so far to its engine's writer thread, and let the readers whose
+        output was taken read on (see `Worker.flush`)."""
         unsent, self._unsent = self._unsent, {}
         for worker in unsent:
             worker.flush()
 
     def serve(self, deadline: float) -> None:
-        """Hand every request sent so far to its engine; wait until output arrives, `wake()` is
-        called, or `deadline` passes; hand what arrived (a bounded batch of it) to the workers it
-        came from."""
+        """Flush; wait until output arrives, `wake()` is called, or `deadline` passes; hand what
+        arrived (a bounded batch of it) to the workers it came from."""
         self.flush()
-        timeout = min(_WAIT_MAX, max(0.0, deadline - time.monotonic()))
         try:
-            event = self._events.get(timeout=timeout)
+            event = self._events.get(timeout=min(_WAIT_MAX, max(0.0, deadline - time.monotonic())))
         except queue.Empty:
             return
+        self._hand_over(event)
+
+    def poll(self) -> None:
+        """Hand what arrived already (a bounded batch of it) to its workers; wait for nothing."""
+        try:
+            event = self._events.get_nowait()
+        except queue.Empty:
+            return
+        self._hand_over(event)
+
+    def _hand_over(self, event: tuple[Worker | None, int, bytes]) -> None:
         for handled in range(1, _BATCH + 1):
             worker, stream, data = event
             if worker is not None:
