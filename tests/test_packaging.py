@@ -70,14 +70,14 @@ def test_the_wheel_says_its_licence_version_and_typing(installed: Path) -> None:
     assert (installed / "bridge" / "py.typed").is_file()
 
 
-def test_the_core_needs_pydantic_psutil_and_tqdm_only(installed: Path) -> None:
+def test_the_core_needs_pydantic_psutil_tqdm_and_filelock_only(installed: Path) -> None:
     from importlib import metadata
 
     from packaging.requirements import Requirement
 
     required = [Requirement(value) for key, value in _metadata(installed) if key == "Requires-Dist"]
     core = sorted(req.name for req in required if req.marker is None)
-    assert core == ["psutil", "pydantic", "tqdm"]
+    assert core == ["filelock", "psutil", "pydantic", "tqdm"]
     assert [req.name for req in required if req.marker is not None and req.marker.evaluate({"extra": "mcp"})
             and not req.marker.evaluate({"extra": ""})][:1] == ["mcp"]
     # What installing the core brings, resolved against this environment's installed packages.
@@ -93,7 +93,7 @@ def test_the_core_needs_pydantic_psutil_and_tqdm_only(installed: Path) -> None:
             if req.marker is None or req.marker.evaluate({"extra": ""}):
                 pending.append(req.name)
     print(f"core install: {len(closure)} packages: {sorted(closure)}")
-    assert len(closure) <= 8
+    assert len(closure) <= 9
 
 
 def test_version_on_the_command_line_matches_the_package() -> None:
@@ -110,7 +110,7 @@ def test_mcp_without_the_sdk_says_how_to_install_it() -> None:
     assert "pip install 'godot-bridge[mcp]'" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_a_clean_venv_installs_the_core_with_seven_packages(installed: Path, tmp_path: Path) -> None:
+def test_a_clean_venv_installs_the_core_with_eight_packages(installed: Path, tmp_path: Path) -> None:
     wheel = (installed.parent / "wheel.path").read_text()
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
@@ -121,7 +121,7 @@ def test_a_clean_venv_installs_the_core_with_seven_packages(installed: Path, tmp
                                        check=True, timeout=60).stdout)
     names = sorted(entry["name"].lower() for entry in listed if entry["name"].lower() not in {"pip", "setuptools"})
     print(f"clean venv: {len(names)} packages: {names}")
-    assert "mcp" not in names and len(names) == 8  # godot-bridge and the core's seven
+    assert "mcp" not in names and len(names) == 9  # godot-bridge and the core's eight
     version = subprocess.run([str(venv / "bin" / "godot-bridge"), "--version"], capture_output=True, text=True,
                              timeout=60)
     assert version.stdout.startswith("godot-bridge ")
