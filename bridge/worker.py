@@ -437,8 +437,8 @@ class Inbox:
 
     def __init__(self) -> None:
         self._events: queue.SimpleQueue[tuple[Worker | None, int, bytes]] = queue.SimpleQueue()
-        self._unsent: dict[Worker, None] = {}
-        """The workers with requests sent and not handed to their engines yet, in sending order."""
+        self._held: dict[Worker, None] = {}
+        """The workers with something to hand to their engines' threads at the next `flush()`."""
 
     def deliverer(self, worker: Worker) -> Callable[[int, bytes], None]:
         """Return what the pipe threads of `worker`'s engine hand their output to."""
@@ -455,13 +455,13 @@ class Inbox:
 
     def hold(self, worker: Worker) -> None:
         """Note that `worker` has something to hand to its engine's threads at the next `flush()`."""
-        self._unsent[worker] = None
+        self._held[worker] = None
 
     def flush(self) -> None:
         """Hand every request sent so far to its engine's writer thread, and let the readers whose
         output was taken read on (see `Worker.flush`)."""
-        unsent, self._unsent = self._unsent, {}
-        for worker in unsent:
+        held, self._held = self._held, {}
+        for worker in held:
             worker.flush()
 
     def serve(self, deadline: float) -> None:
