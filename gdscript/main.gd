@@ -59,7 +59,7 @@ func _finalize() -> void:
 ## this process's stdout and throws it away; once the bridge is gone (killed, even in the middle of
 ## a long request) the pipe has no reader, and the next write ends this process with SIGPIPE, whose
 ## default action the engine keeps. So no engine outlives its bridge. (The settings pack makes
-## every print flush at once; Windows has no SIGPIPE, see bridge/engine.py.)
+## every print flush at once; Windows has no SIGPIPE: see bridge/platform.py.)
 static func _beat() -> void:
 	var slept: int = 0
 	while not _stopping:
