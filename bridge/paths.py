@@ -184,8 +184,6 @@ def stored_name(folder: str, name: str) -> str:
     return matches[0] if len(matches) == 1 else name
 
 
-
-
 _UNWRITABLE = re.compile(r'["\x00-\x1f\x7f]')
 """Characters a path cannot have: resource files quote paths without escaping them (the engine's own
 saver writes `path="..."` as is), so a quote or a line break in a path would end the string early."""
