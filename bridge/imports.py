@@ -8,7 +8,7 @@ plugins, @tool autoloads (their static initialisers), GDExtension libraries (nat
 
 1. A scratch folder mirrors the project with links to its files (hard links, then copies, where
    links cannot be made), leaving out `.godot/`, every script and native library, linked folders,
-   and every resource file the guard refuses (gdscript/tools/audit.gd, run like a worker). The
+   and every file the load gate refuses (gdscript/tools/audit.gd, run like a worker). The
    artefacts already in the project's `.godot/imported/` are linked in too, so the editor redoes
    only what is missing or stale.
 2. The editor imports the shadow (`--headless --import`; in recovery mode where the engine has it).
@@ -88,7 +88,7 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
 
 
 def _audit(engine: engines.Engine, root: Path, pack: Path, deadline: float) -> set[str] | str:
-    """Return the project's resource files the guard refuses (relative paths), or why it could not tell."""
+    """Return the project's files the load gate refuses (relative paths), or why it could not tell."""
     argv = [engine.path, "--headless", "--path", str(root), "--main-pack", str(pack), "-s",
             str(engines.gdscript_dir() / "tools" / "audit.gd"), "--", str(root)]
     try:
@@ -115,7 +115,8 @@ def _mirror(root: Path, shadow: Path, left_out: set[str]) -> None:
         (shadow / relative).mkdir(parents=True, exist_ok=True)
         for name in files:
             rel = (relative / name).as_posix()
-            if name.rsplit(".", 1)[-1].lower() in CODE_EXTENSIONS or rel in left_out:
+            code = name.rsplit(".", 1)[-1].lower() in CODE_EXTENSIONS
+            if code or rel in left_out or rel.removesuffix(".import") in left_out:
                 continue
             _link(here / name, shadow / relative / name)
     imported = root / ".godot" / "imported"

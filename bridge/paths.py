@@ -82,18 +82,20 @@ def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) ->
         )
     if is_engine_file(relative) or is_engine_file(real[len(prefix) :]):
         raise InvalidPath(
-            f"{field} {value!r} points at the engine's own files (project.godot or .godot/)",
+            f"{field} {value!r} points at files that are not the project's to change "
+            "(project.godot, .godot/, Godot 3's .import/, .git/)",
             field=field,
         )
     return "res://" + spelled, real
 
 
 def is_engine_file(relative: str) -> bool:
-    """Whether a normalised path relative to the project is the engine's own: project.godot, or
-    .godot/ or anything in it, in any case (on a file system that ignores case, `.GODOT` is `.godot`)."""
-    head = relative.split("/", 1)[0]
-    if len(head) == 6:
-        return folded(head) == ".godot"
+    """Whether a normalised path relative to the project is the engine's own or git's: project.godot,
+    .godot/ or Godot 3's .import/ or anything in them, or anything in a .git folder at any depth (a
+    submodule has one), in any case (on a file system that ignores case, `.GIT` is `.git`)."""
+    parts = relative.split("/")
+    if folded(parts[0]) in (".godot", ".import") or any(folded(part) == ".git" for part in parts):
+        return True
     return len(relative) == 13 and folded(relative) == "project.godot"
 
 

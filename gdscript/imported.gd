@@ -9,6 +9,8 @@ extends RefCounted
 ## every artefact named in the import's `dest_files` exists. Hashes are kept per file (by size and
 ## time of change), so a texture is hashed once per worker, not once per request.
 
+const Job = preload("job.gd")
+const Paths = preload("safety/paths.gd")
 const Scan = preload("safety/scan.gd")
 const TextFormat = preload("safety/text_format.gd")
 
@@ -53,13 +55,50 @@ static func problem(source: String, real: String, sections: Array[Dictionary]) -
 	for dest: Variant in dests:
 		if typeof(dest) != TYPE_STRING or not FileAccess.file_exists(dest):
 			return "its import artefact %s is missing" % str(dest)
-	var recorded: Dictionary = section(_config(record), "")
+	var recorded: Dictionary = section(config(record), "")
 	if recorded.get("source_md5", "") != md5(real):
 		return "it changed since it was imported"
 	var dest_md5: String = str(recorded.get("dest_md5", ""))
 	if not dest_md5.is_empty() and dest_md5 != _joined_md5(dests):
 		return "its import artefacts changed since they were made"
 	return ""
+
+
+## Why an import with these `sections` must not run, or "": an import parameter that names a script
+## (an EditorScenePostImport's `import_script/path`, run by the importer) or a file outside the
+## project, which the importer would open (any key of [params], whatever its name), or a remap
+## path or source file leading to either (the editor opens them to check the import).
+## `code`: the extensions of script files.
+static func unsafe_import(sections: Array[Dictionary], code: PackedStringArray) -> String:
+	return unsafe_import_code(sections, code)[1]
+
+
+## unsafe_import() as [error code, reason]: not_imported for a parameter (the asset is left
+## unimported), path_outside_project for a remap or source leading out; ["", ""] when it is safe.
+static func unsafe_import_code(sections: Array[Dictionary], code: PackedStringArray) -> Array:
+	var named: Dictionary = {}
+	for key: Variant in section(sections, "params"):
+		named["import parameter %s" % key] = section(sections, "params")[key]
+	var remap: Dictionary = remap_values(sections)
+	for key: Variant in remap:
+		if key == "path" or str(key).begins_with("path."):
+			named["remap %s" % key] = remap[key]
+	named["source_file"] = section(sections, "deps").get("source_file", "")
+	for what: String in named:
+		var value: Variant = named[what]
+		if typeof(value) != TYPE_STRING or value == TextFormat.OTHER or value.is_empty():
+			continue
+		var fault: String = Job.NOT_IMPORTED if what.begins_with("import parameter") else ""
+		if value.get_extension().to_lower() in code:
+			return [
+				fault if fault else Job.UNSAFE_RESOURCE,
+				"its %s names %s, a script the importer would run" % [what, value]
+			]
+		if (value.is_absolute_path() or value.contains("://")) and not Paths.opens_inside(value):
+			return [
+				fault if fault else Job.PATH_OUTSIDE_PROJECT, "its %s names %s, outside the project" % [what, value]
+			]
+	return ["", ""]
 
 
 ## The md5 text of the file at `path`, from the cache while its size and time of change hold.
@@ -101,5 +140,5 @@ static func _size(path: String) -> int:
 
 
 ## The sections of a file in the engine's config syntax (values: see TextFormat.config_file).
-static func _config(path: String) -> Array[Dictionary]:
+static func config(path: String) -> Array[Dictionary]:
 	return TextFormat.new(FileAccess.get_file_as_bytes(path), Scan.new(), true).config_file()

@@ -4,7 +4,8 @@ extends MainLoop
 ## In: `<byte length as 15 digits>\n<JSON>` on stdin (a fixed-size header, so it can be read
 ## with read_buffer_from_stdin like the payload). Out: `<token> <byte length> <JSON>\n` on stderr, which the
 ## engine always flushes (stdout is left to project scripts and engine chatter). User arguments: the
-## token (nothing else this process prints can contain it), then the project's real path.
+## token (nothing else this process prints can contain it), the project's real path, and "trusted"
+## for an engine that may serve allow_scripts requests ("safe" or nothing: it may not).
 ##
 ## A MainLoop, not a SceneTree: the engine adds a project's autoloads (and runs their code) only
 ## for a SceneTree. The bridge also starts the engine with its own settings pack (see
@@ -12,6 +13,7 @@ extends MainLoop
 
 const Codec = preload("codec.gd")
 const Job = preload("job.gd")
+const Gate = preload("safety/gate.gd")
 const Paths = preload("safety/paths.gd")
 const ResourceValues = preload("resource_values.gd")
 ## Each operation's script, compiled on its first request: the engine compiles GDScript slowly
@@ -34,6 +36,8 @@ const _BEAT_MSEC: int = 250
 static var _stopping: bool = false
 
 var _token: String = ""
+## Whether this engine may serve allow_scripts requests: said on its command line, never by a request.
+var _trusted: bool = false
 var _heartbeat: Thread = Thread.new()
 var _operations: Dictionary = {}
 
@@ -42,6 +46,8 @@ func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	_token = args[0] if args.size() > 0 else ""
 	Paths.set_root(args[1] if args.size() > 1 else OS.get_environment("PWD"))
+	_trusted = args.size() > 2 and args[2] == "trusted"
+	Gate.install(Gate.new(), ProjectSettings.globalize_path(get_script().resource_path.get_base_dir()))
 	Codec.use_resource_values(ResourceValues.from_value, ResourceValues.to_value)
 	# Headless, the engine cannot draw, so it sleeps this long after every frame (6.9 ms by
 	# default), which capped a worker at ~145 requests/s. Reading stdin blocks while idle anyway.
@@ -96,8 +102,13 @@ func _serve(request: Dictionary) -> Dictionary:
 	var reply: Dictionary = {}
 	if operation == null:
 		job.fail(Job.INVALID_REQUEST, "the engine has no operation %s" % JSON.stringify(request.get("op")), "op")
+	elif job.allow_scripts and not _trusted:
+		var refused: String = "allow_scripts: this engine was started without leave to run project code"
+		job.fail(Job.UNSAFE_RESOURCE, refused + ", so it serves no request that asks for it", "allow_scripts")
 	else:
+		Gate.serve(job)
 		reply = operation.run(request, job)
+		Gate.done()
 	var framed: Dictionary = {"seq": request.get("seq", -1)}
 	if job.failed():
 		framed["ok"] = false

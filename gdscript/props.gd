@@ -3,9 +3,16 @@ extends RefCounted
 
 const Job = preload("job.gd")
 const Codec = preload("codec.gd")
+const Gate = preload("safety/gate.gd")
+const Paths = preload("safety/paths.gd")
 
 ## Members a request may never set: they would attach code or move the file.
 const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
+## The most entries an array of properties (Curve.point_count, Gradient's) may be given: far above
+## what a resource holds, far below what holds an engine for minutes.
+const MAX_COUNT: int = 100000
+## The widest a texture the bridge makes may be, in pixels (the largest size GPUs take).
+const MAX_TEXTURE_SIZE: int = 16384
 const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
 ## Types same() compares with is_equal_approx(), and those it compares element by element.
 const _APPROXIMATE: Array[int] = [
@@ -114,6 +121,8 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 			value = Codec.decode(values[name], info, target.get_class(), job, where)
 		if job.failed():
 			return {}
+		if not _settable(target, info, value, job, where, member):
+			return {}
 		target.set(name, value)
 		if not same(target.get(name), value):
 			job.fail(
@@ -144,6 +153,51 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 			)
 			return {}
 	return values_set
+
+
+## Whether `value` may be set as the property `info` describes, before the engine acts on it: a path
+## the engine opens by itself (CompressedTexture2D.load_path, hinted as a file in ClassDB) must
+## lead inside the project, the count of an array of properties (Curve.point_count) must be one the
+## engine makes in a moment, not two billion entries, and a texture's size in pixels one a GPU takes.
+static func _settable(
+	target: Object, info: Dictionary, value: Variant, job: Job, where: String, member: String
+) -> bool:
+	if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS and not str(value).is_empty():
+		if not Paths.opens_inside(value):
+			job.fail(
+				Job.PATH_OUTSIDE_PROJECT,
+				"%s: %s names a file outside the project, which the engine would open" % [where, JSON.stringify(value)],
+				member
+			)
+			return false
+		if str(value).get_extension().to_lower() in Gate.code_extensions():
+			job.fail(
+				Job.UNSAFE_RESOURCE,
+				"%s: %s is a script, not a file this property may open" % [where, JSON.stringify(value)],
+				member
+			)
+			return false
+	if info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY and (value < 0 or value > MAX_COUNT):
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: %d entries is more than the bridge makes (from 0 to %d)" % [where, value, MAX_COUNT],
+			member
+		)
+		return false
+	if (
+		target is Texture
+		and info["type"] == TYPE_INT
+		and info["hint"] == PROPERTY_HINT_RANGE
+		and info["hint_string"].contains("or_greater")
+		and value > MAX_TEXTURE_SIZE
+	):
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: %d pixels is more than a texture may have (%d)" % [where, value, MAX_TEXTURE_SIZE],
+			member
+		)
+		return false
+	return true
 
 
 static func _infos_of_class(target: Object) -> Dictionary:

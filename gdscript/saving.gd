@@ -19,6 +19,7 @@ extends RefCounted
 
 const AtomicWrite = preload("atomic_write.gd")
 const Job = preload("job.gd")
+const Gate = preload("safety/gate.gd")
 const Paths = preload("safety/paths.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
@@ -226,7 +227,10 @@ static func _writable(real: String, write: Dictionary, job: Job, where: String) 
 static func _prove_resource(
 	resource: Resource, write: Dictionary, job: Job, where: String, values_set: Dictionary, member: String
 ) -> void:
-	var written: Resource = ResourceLoader.load(write["temp"], "", ResourceLoader.CACHE_MODE_IGNORE)
+	# Through the gate, as a file about to be loaded: what is written never carries code or a path out.
+	var written: Resource = Gate.load_checked(write["temp"], where, ResourceLoader.CACHE_MODE_IGNORE)
+	if job.failed():
+		return
 	if written == null:
 		job.fail(
 			Job.SAVE_FAILED,

@@ -20,15 +20,20 @@ if [[ ! -e $STAMP || $REPO/pyproject.toml -nt $STAMP ]]; then
     touch "$STAMP"
 fi
 
-# tests/test_casefold.py mounts a case-insensitive FUSE file system (tests/casefold_fs.py), whose
-# bindings load libfuse 3: a host package, installed where apt is the package manager.
-if [[ $(uname -s) == Linux ]] && command -v apt-get >/dev/null \
-    && ! dpkg-query -W -f='${Status}' libfuse3-3 2>/dev/null | grep -q 'ok installed'; then
-    echo "setup: installing libfuse3-3 (for the case-insensitive file system tests)" >&2
-    sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq libfuse3-3 >&2
+# Host packages the tests need, installed where apt is the package manager: libfuse 3 for the
+# case-insensitive FUSE file system of tests/test_casefold.py (tests/casefold_fs.py), and strace,
+# with which the load gate's tests watch what the engine really opens (tests/opened.py).
+if [[ $(uname -s) == Linux ]] && command -v apt-get >/dev/null; then
+    missing=()
+    dpkg-query -W -f='${Status}' libfuse3-3 2>/dev/null | grep -q 'ok installed' || missing+=(libfuse3-3)
+    command -v strace >/dev/null || missing+=(strace)
+    if (( ${#missing[@]} )); then
+        echo "setup: installing ${missing[*]} (for the tests)" >&2
+        sudo=()
+        [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+        "${sudo[@]}" apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >&2
+    fi
 fi
 
 GODOT_BIN=$(bash "$REPO/scripts/install-godot.sh")

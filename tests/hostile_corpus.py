@@ -224,7 +224,7 @@ UID_ID = 0x2B1D_6E5F_0C4A_7D11
 """The uid the corpus's uid cache maps to `uid_target.gd`."""
 
 
-def _uid_text(uid: int) -> str:
+def uid_text(uid: int) -> str:
     # ResourceUID::id_to_text: the id in base 34, most significant digit first, with the digits
     # written a-z then 1-8 (checked against the engine's own id_to_text).
     chars = "abcdefghijklmnopqrstuvwxyz12345678"
@@ -237,7 +237,7 @@ def _uid_text(uid: int) -> str:
     return "uid://" + text
 
 
-UID_TEXT = _uid_text(UID_ID)
+UID_TEXT = uid_text(UID_ID)
 
 
 def uid_cache(entries: dict[int, str]) -> bytes:

@@ -55,7 +55,7 @@ static func _copied(value: Variant, copies: Dictionary) -> Variant:
 					_embed_nested(value, copies)
 				return value
 			if not copies.has(file):
-				# Its file passed the guard with the source (guard.gd follows every file it names).
+				# Loaded through the gate (safety/gate.gd), like every load while a request is served.
 				var fresh: Resource = ResourceLoader.load(file, "", ResourceLoader.CACHE_MODE_IGNORE)
 				fresh.resource_path = ""
 				copies[file] = fresh

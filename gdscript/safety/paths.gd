@@ -21,6 +21,18 @@ const _MAX_LINKS: int = 40
 const _PATH_MAX: int = 4096
 const _NAME_MAX: int = 255
 
+## The property hints under which the engine treats a String as a file or folder path. 44 is
+## PROPERTY_HINT_FILE_PATH (Godot 4.4 on), by number so that the script compiles on older engines.
+const PATH_HINTS: Array[int] = [
+	PROPERTY_HINT_FILE,
+	PROPERTY_HINT_DIR,
+	PROPERTY_HINT_GLOBAL_FILE,
+	PROPERTY_HINT_GLOBAL_DIR,
+	PROPERTY_HINT_SAVE_FILE,
+	PROPERTY_HINT_GLOBAL_SAVE_FILE,
+	44,
+]
+
 ## The project's real path, without a trailing slash (set once by main.gd).
 static var root: String = ""
 static var _dir: DirAccess = null
@@ -81,10 +93,16 @@ static func confine(text: String, job: Job, where: String) -> String:
 		job.fail(Job.PATH_OUTSIDE_PROJECT, "%s: %s resolves outside the project (%s)" % [where, shown, to], where)
 		return ""
 	if is_engine_file(path) or is_engine_file(to_res(found)):
-		job.fail(
-			Job.INVALID_PATH,
-			"%s: %s points at the engine's own files (project.godot or .godot/)" % [where, shown],
-			where
+		(
+			job
+			. fail(
+				Job.INVALID_PATH,
+				(
+					"%s: %s points at files that are not the project's to change (project.godot, .godot/, Godot 3's .import/, .git/)"
+					% [where, shown]
+				),
+				where
+			)
 		)
 		return ""
 	# Through no link, the path as stored is the real path below the root.
@@ -103,14 +121,17 @@ static func _spelled(relative: String) -> String:
 	return "/".join(names)
 
 
-## Whether res:// `path` is the engine's own: project.godot, or .godot/ or anything in it, in any
-## case (on a file system that ignores case, `.GODOT` is `.godot`).
+## Whether res:// `path` is the engine's own or git's: project.godot, .godot/ or Godot 3's .import/
+## or anything in them, or anything in a .git folder at any depth (a submodule has one), in any case
+## (on a file system that ignores case, `.GIT` is `.git`). bridge/paths.py is_engine_file() alike.
 static func is_engine_file(path: String) -> bool:
-	var inner: String = path.trim_prefix("res://")
-	var head: String = inner.get_slice("/", 0)
-	if head.length() == 6:
-		return folded(head) == ".godot"
-	return inner.length() == 13 and folded(inner) == "project.godot"
+	var parts: PackedStringArray = path.trim_prefix("res://").split("/")
+	if folded(parts[0]) in [".godot", ".import"]:
+		return true
+	for part: String in parts:
+		if part.length() == 4 and folded(part) == ".git":
+			return true
+	return parts.size() == 1 and folded(parts[0]) == "project.godot"
 
 
 ## `text` with the letters A to Z in lower case: the case folding every file system that ignores case
@@ -317,6 +338,12 @@ static func project_dir() -> DirAccess:
 ## Whether a real path lies inside the project (the root itself excluded).
 static func inside(real_path: String) -> bool:
 	return real_path.begins_with(root + "/")
+
+
+## Whether a path that the engine opens by itself (a property hinted as a file: res://, absolute,
+## or relative to the working folder, which is the project) resolves inside the project.
+static func opens_inside(named: String) -> bool:
+	return inside(real(named if named.contains("://") or named.is_absolute_path() else "res://" + named))
 
 
 ## The res:// path of a real path inside the project.

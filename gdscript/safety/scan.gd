@@ -1,7 +1,12 @@
 extends RefCounted
 ## What loading one resource file would make the engine do, found without loading it: the classes
 ## it would instantiate, the files it would load, and whether it sets a `script` anywhere.
-## text_format.gd and binary_format.gd fill one in; guard.gd judges it.
+## text_format.gd and binary_format.gd fill one in; gate.gd judges it.
+
+const Paths = preload("paths.gd")
+
+## Class -> {name of each of its path properties: true}, filled as classes are met.
+static var _path_properties: Dictionary = {}
 
 ## Why the file cannot be vouched for although the engine might load it: a layout or construct the
 ## reader does not understand ("" when it was understood).
@@ -15,11 +20,15 @@ var classes: Array[Dictionary] = []
 ## relative path is relative to this file's folder (ext_resource), "root" when it is relative to
 ## the project (an inline Resource("...")), "both" when either may apply.
 var loads: Array[Dictionary] = []
-## Where a `script` property is set to something other than null ("" if nowhere).
+## Where a `script` property is set to something other than null ("" if nowhere), and how often.
 var script_set: String = ""
+var scripts: int = 0
+## Values of properties the engine treats as file or folder paths, which it opens itself, not through
+## ResourceLoader (CompressedTexture2D.load_path): [{"path": String, "where": String}].
+var file_values: Array[Dictionary] = []
 ## Whether the reader got to the end of the file. A GDScript runtime error aborts the function it
 ## happens in and lets the caller go on, so a scan that neither finished nor stopped with a reason
-## proves nothing, and guard.gd refuses it.
+## proves nothing, and gate.gd refuses it.
 var finished: bool = false
 
 
@@ -49,8 +58,32 @@ func add_load(path: String, uid: String, where: String, base: String = "file") -
 
 
 func mark_script(where: String) -> void:
+	scripts += 1
 	if script_set.is_empty():
 		script_set = where
+
+
+## Note the value of property `name` of class `type` when ClassDB hints it as a file or a folder:
+## a plain string is kept for gate.gd to confine; anything else (OTHER, a StringName) is refused.
+func add_value(type: String, name: String, value: Variant, where: String) -> void:
+	if not is_path_property(type, name) or value == null:
+		return
+	if typeof(value) != TYPE_STRING:
+		fail("%s sets %s, a file path, to a value that is not a plain string" % [where, name])
+	else:
+		file_values.append({"path": value, "where": "%s, %s" % [where, name]})
+
+
+## Whether ClassDB hints property `name` of class `type` as a path the engine opens.
+static func is_path_property(type: String, name: String) -> bool:
+	if not _path_properties.has(type):
+		var names: Dictionary = {}
+		if ClassDB.class_exists(type):
+			for info: Dictionary in ClassDB.class_get_property_list(type):
+				if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS:
+					names[info["name"]] = true
+		_path_properties[type] = names
+	return _path_properties[type].has(name)
 
 
 ## Record that the file was read to its end (only then is an empty scan a clean one).

@@ -1,0 +1,309 @@
+extends ResourceFormatLoader
+## The one gate at the engine's load boundary: while a worker serves a request, every load the
+## engine performs is judged here, where the engine acts, not predicted beside it.
+##
+## What this relies on in Godot 4's source (core/io/resource_loader.cpp, checked against 4.6.3):
+## - ResourceLoader::_load() asks each registered loader in turn `recognize_path(path, hint)` and
+##   calls `load()` on those that answer yes; the first non-null resource wins, and a null result
+##   lets the next loader try. add_resource_format_loader(loader, true) puts a loader first. So this
+##   loader is asked before every other one, and answers null to let the engine load a file it
+##   passed, or a placeholder Resource to stop a load it refused (a null would only move on to the
+##   engine's own loader).
+## - The path it is given is final: a uid:// resolved, a `.remap` beside the file and translation
+##   remaps applied (ResourceLoader::_path_remap, before _load); the requested path comes as
+##   `original_path` when they differ.
+## - Every nested load goes through _load() too: ext_resources and inline Resource("...") of the
+##   text and binary loaders (_load_start), a shader's #include (ShaderPreprocessor loads includes
+##   with ResourceLoader::load), and ResourceFormatImporter, which loads an imported asset's
+##   artefact (`.godot/imported/...`) by calling _load() again.
+## - Not through it: a class that opens a file by itself with FileAccess (CompressedTexture2D's
+##   load_path, hinted PROPERTY_HINT_FILE): the readers report such values (scan.gd) and the gate
+##   confines them before the engine parses the file that sets them; values in requests are
+##   confined by props.gd. An importer's parameters are read by the import process, which loads
+##   only what tools/audit.gd let into its copy of the project.
+## - A script runs when it is parsed (GDScript compiles a `script/source` set by the text loader at
+##   once, and runs static initialisers), so the content of every resource file is read before the
+##   engine parses it (text_format.gd, binary_format.gd) and refused when it makes a Script or a
+##   GDExtension, sets a `script`, or holds anything the readers cannot vouch for.
+## The file is read again by the engine's loader after the gate read it: a writer that swaps the
+## file in between is outside the threat model (docs/security.md says why).
+
+const Job = preload("../job.gd")
+const Scan = preload("scan.gd")
+const TextFormat = preload("text_format.gd")
+const BinaryFormat = preload("binary_format.gd")
+const Paths = preload("paths.gd")
+const Imported = preload("../imported.gd")
+
+## The text loader's extensions (ResourceFormatLoaderText recognizes no others).
+const _TEXT_EXTENSIONS: Array[String] = ["tres", "tscn"]
+const _ASSETS_KEPT: int = 256
+## Verdicts of _verdict() other than an error code.
+const _PASS: String = "pass"
+const _ASSET: String = "asset"
+const _LFS_POINTER: String = "version https://git-lfs.github.com/spec/v1"
+
+## The request being served (loads outside one are the bridge's own scripts, from its own folder).
+static var job: Job = null
+## The request member and the file a load was started for, for messages.
+static var _where: String = ""
+static var _root: String = ""
+## The bridge's own folder (real path), whose scripts load between requests.
+static var _own: String = ""
+## Placeholders handed out for refused loads: taken out of the engine's cache once the request ends.
+static var _refused: Array[Resource] = []
+## The files passed for the current load, each res path -> the res paths it names (for messages).
+static var _passed: Dictionary = {}
+## Assets being loaded by the gate itself (it keeps them between requests).
+static var _loading_asset: Dictionary = {}
+## The imported assets kept loaded between requests (the engine's cache holds a resource only as
+## long as something else does), res -> [import stamp when loaded, resource], least recently used
+## first; the worker's memory limit (bridge/worker.py) bounds the rest.
+static var _assets: Dictionary = {}
+## File extensions whose loader makes a Script or loads native code, and those any loader takes.
+static var _code_extensions: PackedStringArray = []
+static var _loadable_extensions: PackedStringArray = []
+
+
+## Put `gate` (a new one of these) in front of the engine's loaders; `own` is the bridge's folder.
+static func install(gate: ResourceFormatLoader, own: String) -> void:
+	_own = own.trim_suffix("/") + "/"
+	ResourceLoader.add_resource_format_loader(gate, true)
+
+
+## Serve `p_job`: its loads are judged from now on, until done().
+static func serve(p_job: Job) -> void:
+	job = p_job
+
+
+## The request is answered: no load belongs to it any more, and its refusals leave the cache.
+static func done() -> void:
+	job = null
+	for placeholder: Resource in _refused:
+		placeholder.resource_path = ""
+	_refused.clear()
+	_passed.clear()
+
+
+## Load res:// `path` for request member `where` through the gate, with the engine's `cache_mode`.
+static func load_checked(path: String, where: String, cache_mode: ResourceLoader.CacheMode) -> Resource:
+	_where = where
+	_root = path
+	_passed.clear()
+	return ResourceLoader.load(path, "", cache_mode)
+
+
+func _recognize_path(_path: String, _type: StringName) -> bool:
+	return true
+
+
+func _get_recognized_extensions() -> PackedStringArray:
+	return PackedStringArray()
+
+
+func _handles_type(_type: StringName) -> bool:
+	return false
+
+
+func _load(path: String, original_path: String, _sub_threads: bool, _cache_mode: int) -> Variant:
+	if _loading_asset.has(path):
+		return ERR_SKIP
+	if job == null:
+		# Between requests only the bridge's own scripts load (the operations, on first use).
+		if Paths.real(path).begins_with(_own):
+			return ERR_SKIP
+		return _refuse(path, Job.UNSAFE_RESOURCE, "is not the bridge's")
+	var verdict: Array = _verdict(path)
+	if verdict[0] == _PASS:
+		return ERR_SKIP
+	if verdict[0] == _ASSET:
+		return _asset(path, verdict[1], original_path)
+	return _refuse(path, verdict[0], verdict[1], original_path)
+
+
+## What to do with a load of `path` for the request: [_PASS, ""], [_ASSET, its real path], or
+## [error code, why] to refuse it.
+static func _verdict(path: String) -> Array:
+	var real: String = Paths.real(path)
+	if not Paths.inside(real):
+		return [
+			Job.PATH_OUTSIDE_PROJECT,
+			"is outside the project%s" % (" (it resolves to %s)" % real if real != path else "")
+		]
+	if not FileAccess.file_exists(real):
+		return [Job.NOT_FOUND, "does not exist"]
+	var extension: String = path.get_extension().to_lower()
+	if not job.allow_scripts and extension in code_extensions():
+		return [Job.UNSAFE_RESOURCE, "is a script or a native library, which the engine would run"]
+	var head: PackedByteArray = _head(real)
+	if head.get_string_from_utf8().begins_with(_LFS_POINTER):
+		return [Job.NOT_FOUND, "is a Git LFS pointer, not the file itself (run `git lfs pull`)"]
+	if FileAccess.file_exists(real + ".import") and not Paths.is_engine_file(path):
+		return [_ASSET, real]
+	if extension not in _loadable_extension_list():
+		return [Job.NOT_IMPORTED, "has not been imported by the engine (the project has no import data for it)"]
+	var magic: String = head.slice(0, 4).get_string_from_ascii()
+	if job.allow_scripts or not (extension in _TEXT_EXTENSIONS or magic == "RSRC" or magic == "RSCC"):
+		return [_PASS, ""]
+	var scan: Scan = read(FileAccess.get_file_as_bytes(real))
+	var problem: Array = judge(scan)
+	if not problem.is_empty():
+		return problem
+	_passed[path] = scan.loads.map(func(load: Dictionary) -> String: return named(load, path))
+	return [_PASS, ""]
+
+
+## What the readers find in the bytes of a resource file (binary by its magic, text otherwise).
+static func read(bytes: PackedByteArray) -> Scan:
+	var scan: Scan = Scan.new()
+	var magic: String = bytes.slice(0, 4).get_string_from_ascii()
+	if magic == "RSRC" or magic == "RSCC":
+		BinaryFormat.read(bytes, scan)
+	else:
+		TextFormat.new(bytes, scan).resource_file()
+	return scan
+
+
+## Why the engine must not load a file whose scan is `scan`: [code, reason], or [] when it may.
+## What was read before a reader stopped is what the engine would have acted on before it stopped
+## too: a script there is reported as such.
+static func judge(scan: Scan) -> Array:
+	for entry: Dictionary in scan.classes:
+		var type: String = entry["type"]
+		if not ClassDB.class_exists(type):
+			return [
+				Job.UNSAFE_RESOURCE,
+				(
+					"carries code: %s is of class %s, which the engine does not know (a script class?)"
+					% [entry["where"], JSON.stringify(type)]
+				)
+			]
+		if ClassDB.is_parent_class(type, "Script") or ClassDB.is_parent_class(type, "GDExtension"):
+			return [Job.UNSAFE_RESOURCE, "carries code: %s is a %s" % [entry["where"], type]]
+	if not scan.script_set.is_empty():
+		return [Job.UNSAFE_RESOURCE, "carries code: it sets a script in %s" % scan.script_set]
+	if not scan.corrupt.is_empty():
+		return [Job.LOAD_FAILED, "is not a valid resource file: %s (ERR_FILE_CORRUPT)" % scan.corrupt]
+	if not scan.unreadable.is_empty() or not scan.finished:
+		var why: String = (
+			scan.unreadable if not scan.unreadable.is_empty() else "the check stopped before the end of the file"
+		)
+		return [Job.UNSAFE_RESOURCE, "cannot be vouched for: %s; the engine is not asked to load it" % why]
+	for value: Dictionary in scan.file_values:
+		var named: String = value["path"]
+		if named.is_empty():
+			continue
+		if not Paths.opens_inside(named):
+			return [
+				Job.PATH_OUTSIDE_PROJECT,
+				"names a file outside the project in %s: %s" % [value["where"], JSON.stringify(named)]
+			]
+		if named.get_extension().to_lower() in code_extensions():
+			return [Job.UNSAFE_RESOURCE, "names a script in %s: %s" % [value["where"], JSON.stringify(named)]]
+	return []
+
+
+## An imported asset: refused when its import is unsafe or not current, else the kept copy while
+## its import has not changed, else loaded now (through the engine's importer) and kept.
+func _asset(path: String, real: String, original_path: String) -> Variant:
+	var sections: Array[Dictionary] = Imported.config(real + ".import")
+	# allow_scripts lifts the script rule (an import remapped to a script loads it), not the confinement.
+	var code: PackedStringArray = PackedStringArray() if job.allow_scripts else code_extensions()
+	var unsafe: Array = Imported.unsafe_import_code(sections, code)
+	if not unsafe[0].is_empty():
+		var why: String = (
+			"has not been imported by the engine: %s" if unsafe[0] == Job.NOT_IMPORTED else "cannot be loaded: %s"
+		)
+		return _refuse(path, unsafe[0], why % unsafe[1], original_path)
+	var problem: String = Imported.problem(path, real, sections)
+	if not problem.is_empty():
+		return _refuse(path, Job.NOT_IMPORTED, "has not been imported by the engine: %s" % problem, original_path)
+	var stamp: Array = _import_stamp(path)
+	var kept: Array = _assets.get(path, [])
+	_assets.erase(path)  # put back last: the most recently used asset is the last to go
+	if kept.is_empty() or kept[0] != stamp:
+		_loading_asset[path] = true
+		kept = [stamp, ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)]
+		_loading_asset.erase(path)
+		if kept[1] == null:
+			return ERR_FILE_CORRUPT
+	_assets[path] = kept
+	while _assets.size() > _ASSETS_KEPT:
+		_assets.erase(_assets.keys()[0])
+	return kept[1]
+
+
+## When an asset's import last changed: its .import file and the editor's record of the import.
+static func _import_stamp(res: String) -> Array:
+	var record: String = "res://.godot/imported/%s-%s.md5" % [res.get_file(), res.md5_text()]
+	return [FileAccess.get_modified_time(res + ".import"), FileAccess.get_modified_time(record)]
+
+
+## Fail the request for `path` and hand the engine a placeholder, which ends this load there.
+static func _refuse(path: String, code: String, why: String, original_path: String = "") -> Resource:
+	var placeholder: Resource = Resource.new()
+	_refused.append(placeholder)
+	if job == null:
+		push_error("godot-bridge: %s %s; not loaded" % [path, why])
+		return placeholder
+	var shown: String = path
+	if not original_path.is_empty() and original_path != path:
+		shown = "%s (the remap of %s)" % [path, original_path]
+	if path != _root:
+		shown += " (%s)" % _referrer(path)
+	if code == Job.UNSAFE_RESOURCE and (why.begins_with("carries code") or why.begins_with("is a script")):
+		why += "; loading it would run that code, so it is loaded only with allow_scripts: true"
+	job.fail(code, "%s: %s %s" % [_where, shown, why], _where)
+	return placeholder
+
+
+## Which file made the engine load `path`: the last one passed that names it, or the file the load
+## started from.
+static func _referrer(path: String) -> String:
+	var files: Array = _passed.keys()
+	files.reverse()
+	for file: String in files:
+		if path in _passed[file]:
+			return "named in %s" % file
+	return "loaded with %s" % _root
+
+
+## The res path a load recorded by a reader names (relative paths against `file`'s folder).
+static func named(load: Dictionary, file: String) -> String:
+	var named: String = load["path"]
+	if named.is_empty() or named.begins_with("uid://"):
+		var id: int = ResourceUID.text_to_id(load["uid"] if named.is_empty() else named)
+		return ResourceUID.get_id_path(id) if ResourceUID.has_id(id) else ""
+	if named.contains("://") or named.is_absolute_path():
+		return named
+	return file.get_base_dir().path_join(named).simplify_path()
+
+
+## The first bytes of a file (magic numbers and pointer headers are in them).
+static func _head(real: String) -> PackedByteArray:
+	var file: FileAccess = FileAccess.open(real, FileAccess.READ)
+	return file.get_buffer(64) if file != null else PackedByteArray()
+
+
+## The extensions the engine loads without an import (its loaders are all registered at start-up).
+static func _loadable_extension_list() -> PackedStringArray:
+	if _loadable_extensions.is_empty():
+		# The empty type asks every loader for all its extensions; "Resource" is no catch-all (each
+		# loader answers only for the types it makes: the compressed-texture loader leaves out .ctex).
+		_loadable_extensions = ResourceLoader.get_recognized_extensions_for_type("")
+	return _loadable_extensions
+
+
+## The extensions of files that are code: those of the loaders that make a Script or a GDExtension
+## (from the engine, so a module's language counts), and GDScript's, C#'s and GDExtension's.
+static func code_extensions() -> PackedStringArray:
+	if _code_extensions.is_empty():
+		var resource_formats: PackedStringArray = ResourceLoader.get_recognized_extensions_for_type("PackedScene")
+		for type: String in ["Script", "GDExtension"]:
+			for extension: String in ResourceLoader.get_recognized_extensions_for_type(type):
+				if extension not in resource_formats and extension not in ["tres", "res"]:
+					_code_extensions.append(extension.to_lower())
+		for extension: String in ["gd", "gdc", "cs", "gdextension"]:
+			if extension not in _code_extensions:
+				_code_extensions.append(extension)
+	return _code_extensions

@@ -1,0 +1,341 @@
+"""The load gate (issue 25): each hole found in the predictor, shown by what the engine really did.
+
+Every case runs a real engine under strace (tests/opened.py) in a project whose scripts leave a
+marker file when their code runs. A case passes only when no marker was written, no script of the
+project was opened and nothing outside the project (where the case put its bait) was opened, not
+merely when the reply says the right thing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hostile_corpus as corpus
+from bridge import Bridge, wall
+from bridge import engine as engines
+from bridge.worker import Worker
+from conftest import run_cli
+from opened import opened, scripts_opened, traced_godot, under
+
+pytestmark = pytest.mark.godot
+
+
+class Watched:
+    """A project, a folder outside it with bait, and a Bridge whose engine runs under strace."""
+
+    def __init__(self, tmp_path: Path, godot_bin: str) -> None:
+        self.project = tmp_path / "project"
+        self.project.mkdir()
+        (self.project / "project.godot").write_text("config_version=5\n")
+        self.outside = tmp_path / "outside"
+        self.outside.mkdir()
+        self.godot, self.log = traced_godot(godot_bin, tmp_path / "trace", self.project / ".godot" / "opened.log")
+        self.bridge = Bridge(self.godot, timeout=60)
+
+    def write(self, relative: str, data: bytes | str) -> Path:
+        path = self.project / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+        return path
+
+    def script(self, relative: str, case: str, base: str = "Resource") -> Path:
+        return self.write(relative, corpus.script_file(case, base))
+
+    def bait(self, name: str, data: bytes | str = "bait") -> Path:
+        path = self.outside / name
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+        return path
+
+    def run(self, op: str, **members: Any) -> dict[str, Any]:
+        return self.bridge.run({"op": op, "project_path": str(self.project), **members})
+
+    def assert_nothing_ran(self) -> None:
+        paths = opened(self.log)
+        assert paths, "strace recorded nothing: the engine was not watched"
+        assert sorted(p.name for p in self.project.glob(f"{corpus.MARK}*")) == []
+        assert scripts_opened(paths, self.project) == []
+        assert under(paths, self.outside) == []
+
+
+@pytest.fixture
+def watched(tmp_path: Path, godot_bin: str) -> Iterator[Watched]:
+    w = Watched(tmp_path, godot_bin)
+    try:
+        yield w
+    finally:
+        w.bridge.close()
+
+
+def shader_tres(code: str) -> str:
+    return f'[gd_resource type="Shader" format=3]\n\n[resource]\ncode = {corpus.quoted(code)}\n'
+
+
+# ----- 1. shader #include ----------------------------------------------------------------------
+
+
+def test_a_shader_include_of_a_script_loads_nothing(watched: Watched) -> None:
+    watched.script("pwn.gd", "include")
+    watched.write("shader.tres", shader_tres('shader_type spatial;\n#include "res://pwn.gd"\n'))
+    reply = watched.run("resource_read", resource_path="shader.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "pwn.gd" in reply["error"]["message"]
+    watched.assert_nothing_ran()
+
+
+def test_a_gdshader_given_as_shader_path_includes_no_script(watched: Watched) -> None:
+    watched.script("pwn.gd", "include_path")
+    watched.write("s.gdshader", 'shader_type spatial;\n#include "res://pwn.gd"\n')
+    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
+                        shader_path="s.gdshader")
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    assert not (watched.project / "m.tres").exists()
+    watched.assert_nothing_ran()
+
+
+def test_a_shader_created_with_an_include_in_its_code_includes_nothing(watched: Watched) -> None:
+    watched.script("pwn.gd", "include_create")
+    reply = watched.run("resource_create", resource_type="Shader", resource_path="s.tres",
+                        properties={"code": 'shader_type spatial;\n#include "res://pwn.gd"\n'})
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    assert not (watched.project / "s.tres").exists()
+    watched.assert_nothing_ran()
+
+
+@pytest.mark.parametrize("form", ["absolute", "dotdot"])
+def test_a_shader_include_outside_the_project_is_not_opened(watched: Watched, form: str) -> None:
+    bait = watched.bait("inc.gdshaderinc", "// outside\n")
+    target = str(bait) if form == "absolute" else "res://../outside/inc.gdshaderinc"
+    watched.write("shader.tres", shader_tres(f'shader_type spatial;\n#include "{target}"\n'))
+    reply = watched.run("resource_read", resource_path="shader.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "path_outside_project", reply
+    watched.assert_nothing_ran()
+
+
+def test_a_shader_include_of_a_scripted_resource_runs_nothing(watched: Watched) -> None:
+    watched.write("scripted.tres", corpus.embedded("include_scripted"))
+    watched.write("shader.tres", shader_tres('shader_type spatial;\n#include "res://scripted.tres"\n'))
+    reply = watched.run("resource_read", resource_path="shader.tres")
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    watched.assert_nothing_ran()
+
+
+# ----- 2. a .remap beside a file that is not there ---------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_remap_of_a_missing_file_to_a_script_runs_nothing(watched: Watched, where: str) -> None:
+    if where == "inside":
+        watched.script("pwn.gd", "remap_inside")
+        target = "res://pwn.gd"
+    else:
+        target = str(watched.bait("pwn.gd", corpus.script_file("remap_outside")))
+    watched.write("ghost.tres.remap", f'[remap]\n\npath="{target}"\n')
+    reply = watched.run("resource_read", resource_path="ghost.tres")
+    assert reply["result"] == "error", reply
+    assert reply["error"]["code"] == ("unsafe_resource" if where == "inside" else "path_outside_project"), reply
+    watched.assert_nothing_ran()
+
+
+def test_a_remap_reached_through_an_inline_resource_runs_nothing(watched: Watched) -> None:
+    watched.script("pwn.gd", "remap_inline")
+    watched.write("ghost.tres.remap", '[remap]\n\npath="res://pwn.gd"\n')
+    watched.write("holder.tres", '[gd_resource type="Resource" format=3]\n\n[resource]\n'
+                                 'metadata/x = Resource("res://ghost.tres")\n')
+    reply = watched.run("resource_read", resource_path="holder.tres")
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    watched.assert_nothing_ran()
+
+
+def test_a_remap_reached_through_a_request_value_runs_nothing(watched: Watched) -> None:
+    watched.script("pwn.gd", "remap_value")
+    watched.write("ghost.tres.remap", '[remap]\n\npath="res://pwn.gd"\n')
+    reply = watched.run("material_create", material_type="StandardMaterial3D", resource_path="m.tres",
+                        properties={"next_pass": "ghost.tres"})
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    assert not (watched.project / "m.tres").exists()
+    watched.assert_nothing_ran()
+
+
+# ----- 3. import parameters ------------------------------------------------------------------
+
+
+GLTF = '{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"name": "n"}]}'
+
+
+def gltf_import(script: str) -> str:
+    dest = "res://.godot/imported/scene.gltf-0123456789abcdef0123456789abcdef.scn"
+    return (f'[remap]\n\nimporter="scene"\nimporter_version=1\ntype="PackedScene"\n'
+            f'uid="uid://b1x2y3z4w5v6"\npath="{dest}"\n\n[deps]\n\nsource_file="res://scene.gltf"\n'
+            f'dest_files=["{dest}"]\n\n[params]\n\nimport_script/path="{script}"\n')
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_an_import_script_named_in_import_parameters_never_runs(watched: Watched, where: str) -> None:
+    if where == "inside":
+        watched.script("post.gd", "import_inside", "EditorScenePostImport")
+        script = "res://post.gd"
+    else:
+        script = str(watched.bait("post.gd", corpus.script_file("import_outside", "EditorScenePostImport")))
+    watched.write("scene.gltf", GLTF)
+    watched.write("scene.gltf.import", gltf_import(script))
+    watched.write("holder.tres", '[gd_resource type="Resource" format=3]\n\n'
+                                 '[ext_resource type="PackedScene" path="res://scene.gltf" id="1"]\n\n'
+                                 '[resource]\nmetadata/s = ExtResource("1")\n')
+    reply = watched.run("resource_read", resource_path="holder.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "not_imported", reply
+    assert "scene.gltf" in reply["error"]["message"] and "post.gd" in reply["error"]["message"]
+    watched.assert_nothing_ran()
+    assert not (Path(script).parent / f"{corpus.MARK}import_outside.txt").exists()
+
+
+# ----- 5. a scene edit keeps what the scene means ------------------------------------------------
+
+
+COMMENTED_SCENE = """[gd_scene format=3]
+
+[sub_resource type="BoxShape3D" id="old"]
+size = Vector3(1, 2, 3)
+; a quote in a comment counts for nothing: " (nor do the letters é and 字 in it)
+
+[node name="Root" type="Node3D"]
+editor_description = "a string; with a semicolon and é, 字"
+
+[node name="Body" type="StaticBody3D" parent="."]
+
+[node name="Shape" type="CollisionShape3D" parent="Body"]
+shape = SubResource("old")
+"""
+
+
+def test_a_quote_in_a_comment_does_not_change_what_a_scene_edit_sees(watched: Watched) -> None:
+    scene = watched.write("level.tscn", COMMENTED_SCENE.encode())
+    reply = watched.run("shape_create", shape_type="SphereShape3D", scene_path="level.tscn", node_path="Body/Shape")
+    assert reply["result"] == "ok", reply
+    after = scene.read_text("utf-8")
+    assert '[sub_resource type="BoxShape3D" id="old"]' not in after
+    assert "SphereShape3D" in after
+    for line in ('[node name="Root" type="Node3D"]', 'editor_description = "a string; with a semicolon and é, 字"',
+                 '[node name="Body" type="StaticBody3D" parent="."]',
+                 '[node name="Shape" type="CollisionShape3D" parent="Body"]'):
+        assert line in after
+    assert "script =" not in after and "GDScript" not in after
+    watched.assert_nothing_ran()
+
+
+# ----- 6. file paths inside values --------------------------------------------------------------
+
+
+def test_a_load_path_in_a_file_is_confined(watched: Watched) -> None:
+    bait = watched.bait("secret.ctex")
+    watched.write("tex.tres", f'[gd_resource type="CompressedTexture2D" format=3]\n\n[resource]\n'
+                              f'load_path = "{bait}"\n')
+    reply = watched.run("resource_read", resource_path="tex.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "path_outside_project", reply
+    watched.assert_nothing_ran()
+
+
+def test_a_load_path_in_a_request_is_confined(watched: Watched) -> None:
+    bait = watched.bait("secret.ctex")
+    reply = watched.run("resource_create", resource_type="CompressedTexture2D", resource_path="t.tres",
+                        properties={"load_path": str(bait)})
+    assert reply["result"] == "error" and reply["error"]["code"] == "path_outside_project", reply
+    assert reply["error"].get("field") == "properties"
+    watched.assert_nothing_ran()
+
+
+# ----- 7. the engine's folders, and counts without bound ----------------------------------------
+
+
+@pytest.mark.parametrize("path", [".git/hooks/x.tres", ".GIT/x.tres", ".import/x.tres", "a/../.git/x.tres"])
+def test_saves_into_git_and_godot_3_import_folders_are_refused(watched: Watched, path: str) -> None:
+    reply = watched.run("material_create", material_type="StandardMaterial3D", resource_path=path)
+    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_path", reply
+    assert reply["error"]["field"] == "resource_path"
+    assert not (watched.project / ".git").exists() and not (watched.project / ".import").exists()
+
+
+def test_a_count_without_bound_is_refused_at_once(watched: Watched) -> None:
+    started = time.monotonic()
+    reply = watched.run("resource_create", resource_type="Curve", resource_path="c.tres",
+                        properties={"point_count": 2147483647})
+    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_value", reply
+    assert "point_count" in reply["error"]["message"]
+    assert time.monotonic() - started < 20
+    assert not (watched.project / "c.tres").exists()
+
+
+# ----- trust comes from the engine's command line --------------------------------------------------
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_only_an_engine_started_trusted_serves_allow_scripts(watched: Watched, godot_bin: str, trusted: bool) -> None:
+    watched.write("plain.tres", '[gd_resource type="Resource" format=3]\n\n[resource]\nresource_name = "x"\n')
+    engine = engines.probe(godot_bin)
+    argv = engines.worker_argv(engine, watched.project.resolve(), "TOKEN",
+                               pack=engines.settings_pack(engine, "trusted"), trusted=trusted)
+    worker = Worker(lambda token: [*argv[:-3], token, *argv[-2:]], start_timeout=60)
+    worker.start()
+    try:
+        worker.send({"op": "resource_read", "path": "res://plain.tres", "allow_scripts": True, "depth": 1})
+        worker.flush()
+        reply = worker.receive(time.monotonic() + 60)
+    finally:
+        worker.close()
+    if trusted:
+        assert reply["ok"] is True, reply
+    else:
+        assert reply["ok"] is False and reply["error"]["field"] == "allow_scripts", reply
+
+
+# ----- the second wall (Linux): the kernel confines what an engine opens ---------------------------
+
+
+WALL_PROBE = """extends Resource
+static var _probed: bool = _probe()
+static func _probe() -> bool:
+	var report: Dictionary = {
+		"read_outside": FileAccess.open("{outside}/secret.txt", FileAccess.READ) != null,
+		"write_outside": FileAccess.open("{outside}/written.txt", FileAccess.WRITE) != null,
+		"write_inside": FileAccess.open("res://written.txt", FileAccess.WRITE) != null,
+	}
+	FileAccess.open("res://probe.json", FileAccess.WRITE).store_string(JSON.stringify(report))
+	return true
+"""
+
+
+@pytest.mark.skipif(not wall.status()[0], reason="no Landlock on this kernel: doctor says the wall is down")
+def test_code_that_runs_by_leave_still_cannot_open_outside_the_project(watched: Watched) -> None:
+    watched.bait("secret.txt", "secret")
+    watched.write("probe.gd", WALL_PROBE.replace("{outside}", str(watched.outside)))
+    watched.write("probed.tres", '[gd_resource type="Resource" format=3]\n\n'
+                                 '[ext_resource type="Script" path="res://probe.gd" id="1"]\n\n'
+                                 '[resource]\nscript = ExtResource("1")\n')
+    reply = watched.run("resource_read", resource_path="probed.tres", allow_scripts=True)
+    assert reply["result"] == "ok", reply
+    report = json.loads((watched.project / "probe.json").read_text())
+    assert report == {"read_outside": False, "write_outside": False, "write_inside": True}
+    assert not (watched.outside / "written.txt").exists()
+
+
+def test_doctor_says_whether_the_wall_is_up(godot_bin: str) -> None:
+    done = run_cli("doctor", "--json", godot=godot_bin)
+    report = json.loads(done.stdout)
+    assert report["wall"]["up"] == (wall.abi() > 0)
+    assert report["wall"]["detail"].startswith("up" if wall.abi() > 0 else "down")
+
+
+@pytest.mark.parametrize(("type", "name"), [("NoiseTexture2D", "width"), ("GradientTexture1D", "width"),
+                                             ("GradientTexture2D", "height")])
+def test_a_texture_size_without_bound_is_refused_at_once(watched: Watched, type: str, name: str) -> None:
+    started = time.monotonic()
+    reply = watched.run("resource_create", resource_type=type, resource_path="t.tres", properties={name: 1 << 30})
+    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_value", reply
+    assert name in reply["error"]["message"]
+    assert time.monotonic() - started < 20
+    assert not (watched.project / "t.tres").exists()
