@@ -6,19 +6,14 @@ extends RefCounted
 ## packing it again rewrites ids, drops unknown content and reorders sections. Editing the text runs
 ## no project code at all and leaves every byte outside the edited lines as it was: nodes, their
 ## order, properties, groups, connections, instanced sub-scenes, unique ids, editable children and
-## the scene's uid. The scanner below tracks string literals, so a multi-line string whose lines
-## look like sections is never taken for one.
+## the scene's uid. Sections and properties are found by the same reader of the format that the load
+## gate uses (text_format.gd), so a string or a comment that looks like a section is never taken for one.
 
 const Job = preload("job.gd")
 const Scan = preload("safety/scan.gd")
 const TextFormat = preload("safety/text_format.gd")
 
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
-static var _header: RegEx = RegEx.create_from_string("^\\[(\\w+)( [^\\n]*)?\\]\\s*$")
-static var _attr: RegEx = RegEx.create_from_string(
-	'(\\w+)=("(?:[^"\\\\]|\\\\.)*"|\\[[^\\]]*\\]|\\w+\\("[^"]*"\\)|[^ \\]]+)'
-)
-static var _property: RegEx = RegEx.create_from_string("^([\\w/:.]+) = ")
 static var _load_steps: RegEx = RegEx.create_from_string(" load_steps=(\\d+)")
 static var _reference: RegEx = RegEx.create_from_string('^(Ext|Sub)Resource\\("([^"]*)"\\)$')
 
@@ -46,46 +41,35 @@ func open(p_path: String, job: Job, where: String) -> void:
 	nodes = node_map(sections)
 
 
-## Split `source` into sections; property lines are recorded per section as name -> [start, end].
+## Split `source` into sections as the engine's parser reads them (text_format.gd's outline);
+## property lines are recorded per section as name -> [start, end]. Offsets count characters of
+## `source`. A scene the reader cannot follow to its end gives what was read before it stopped.
 static func scan(source: String) -> Array[Dictionary]:
-	var found: Array[Dictionary] = []
-	var in_string: bool = false
-	var offset: int = 0
-	for line: String in source.split("\n"):
-		var next: int = offset + line.length() + 1
-		if not in_string:
-			var header: RegExMatch = _header.search(line)
-			if header != null:
-				if not found.is_empty():
-					found[-1]["end"] = offset
-				found.append(
-					{
-						"kind": header.get_string(1),
-						"attrs": attributes(header.get_string(2)),
-						"start": offset,
-						"body_start": mini(next, source.length()),
-						"end": source.length(),
-						"props": {}
-					}
-				)
-			elif not found.is_empty():
-				var property: RegExMatch = _property.search(line)
-				if property != null:
-					found[-1]["props"][property.get_string(1)] = [offset, mini(next, source.length())]
-		in_string = _inside_string_after(line, in_string)
-		offset = next
+	var bytes: PackedByteArray = source.to_utf8_buffer()
+	var found: Array[Dictionary] = TextFormat.new(bytes, Scan.new()).outline()
+	if bytes.size() != source.length():
+		_to_characters(bytes, found)
 	return found
 
 
-## The attributes of a section header as name -> text (strings unquoted).
-static func attributes(header: String) -> Dictionary:
-	var attrs: Dictionary = {}
-	for found: RegExMatch in _attr.search_all(header):
-		var value: String = found.get_string(2)
-		if value.begins_with('"') and value.ends_with('"'):
-			value = value.substr(1, value.length() - 2).c_unescape()
-		attrs[found.get_string(1)] = value
-	return attrs
+## Turn the byte offsets of `sections` into character offsets (for text that is not all ASCII).
+static func _to_characters(bytes: PackedByteArray, sections: Array[Dictionary]) -> void:
+	var offsets: Array[Array] = []
+	for section: Dictionary in sections:
+		for key: String in ["start", "body_start", "end"]:
+			offsets.append([section[key], section, key])
+		for name: String in section["props"]:
+			offsets.append([section["props"][name][0], section["props"][name], 0])
+			offsets.append([section["props"][name][1], section["props"][name], 1])
+	offsets.sort_custom(func(a: Array, b: Array) -> bool: return a[0] < b[0])
+	var characters: int = 0
+	var at: int = 0
+	for entry: Array in offsets:
+		while at < entry[0]:
+			if bytes[at] & 0xC0 != 0x80:  # not a continuation byte: a character starts here
+				characters += 1
+			at += 1
+		entry[1][entry[2]] = characters
 
 
 ## Node path -> node section; the root is ".", its children "Name", deeper ones "Parent/Name".
@@ -102,22 +86,6 @@ static func node_map(all: Array[Dictionary]) -> Dictionary:
 		else:
 			map["%s/%s" % [attrs["parent"], attrs.get("name", "")]] = section
 	return map
-
-
-## Whether a line ends inside a string literal, given whether it started inside one.
-static func _inside_string_after(line: String, in_string: bool) -> bool:
-	var at: int = line.find('"')
-	while at >= 0:
-		if in_string:
-			var slashes: int = 0
-			while at - slashes - 1 >= 0 and line[at - slashes - 1] == "\\":
-				slashes += 1
-			if slashes % 2 == 0:
-				in_string = false
-		else:
-			in_string = true
-		at = line.find('"', at + 1)
-	return in_string
 
 
 # ----- what a node is --------------------------------------------------------------------------
@@ -225,13 +193,23 @@ func with_resource(node_path: String, property: String, resource: Resource, save
 	return _steps_fixed(_applied(edits))
 
 
-## The bytes of `content` to write over the scene, once it is known to parse as a scene (an edit
-## that broke the file's syntax would be caught only when the scene is next opened); none after
-## failing the job. Writing them is saving.gd's.
-func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
+## The bytes of `content` to write over the scene, once the reader the gate uses (text_format.gd)
+## finds that it parses as a scene (an edit that broke the file's syntax would be caught only when
+## the scene is next opened) and that it gained nothing that runs or loads: no script set, no class
+## of code, and no file named that the scene did not name before, other than `added` (the shape's
+## file). None after failing the job. Writing them is saving.gd's.
+func checked_bytes(content: String, added: String, job: Job, where: String) -> PackedByteArray:
 	var bytes: PackedByteArray = content.to_utf8_buffer()
 	var scan: Scan = Scan.new()
 	TextFormat.new(bytes, scan).resource_file()
+	var gained: String = _gained(scan, added)
+	if not gained.is_empty():
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			"%s: the edit of %s would change what the scene does (%s); nothing was written" % [where, path, gained],
+			where
+		)
+		return PackedByteArray()
 	if not scan.finished:
 		job.fail(
 			Job.SAVE_FAILED,
@@ -243,6 +221,30 @@ func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 		)
 		return PackedByteArray()
 	return bytes
+
+
+## What the edited scene (`after`) would do that the scene on disk does not, or "".
+func _gained(after: Scan, added: String) -> String:
+	var before: Scan = Scan.new()
+	TextFormat.new(text.to_utf8_buffer(), before).resource_file()
+	if after.scripts > before.scripts:
+		return "it would set a script in %s" % after.script_set
+	var had: Dictionary = {}
+	for entry: Dictionary in before.classes:
+		had[entry["type"]] = had.get(entry["type"], 0) + 1
+	for entry: Dictionary in after.classes:
+		had[entry["type"]] = had.get(entry["type"], 0) - 1
+		var type: String = entry["type"]
+		var code: bool = not ClassDB.class_exists(type) or ClassDB.is_parent_class(type, "Script")
+		if had[type] < 0 and (code or ClassDB.is_parent_class(type, "GDExtension")):
+			return "it would make a %s in %s" % [type, entry["where"]]
+	var named: Dictionary = {added: true}
+	for load: Dictionary in before.loads:
+		named[load["path"] + load["uid"]] = true
+	for load: Dictionary in after.loads:
+		if not named.has(load["path"] + load["uid"]) and not named.has(load["path"]):
+			return "it would load %s, named in %s" % [load["path"] + load["uid"], load["where"]]
+	return ""
 
 
 ## The id of an ext_resource for `saved_path`: the existing one, or a new line added to `edits`.

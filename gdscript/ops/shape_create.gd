@@ -39,7 +39,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		# The saved file's reference carries the uid that file is getting.
 		var uid: String = writes[0]["uid"] if not saved.is_empty() else ""
 		var edited: String = scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, uid)
-		writes.append(Saving.stage_bytes(scene.path, scene.checked_bytes(edited, job, "scene_path"), job, "scene_path"))
+		writes.append(
+			Saving.stage_bytes(scene.path, scene.checked_bytes(edited, saved, job, "scene_path"), job, "scene_path")
+		)
 	Saving.commit(writes, job)
 	return {}
 

@@ -100,8 +100,6 @@ const _MAX_DEPTH: int = 64
 ## What a value was, for the callers that look at values: a string, a number, null, or OTHER.
 const OTHER: String = "\u0001(a composite value)"
 
-## Blanks between tokens (the engine's parser skips every byte up to 32).
-const _WS: String = "[\\x01-\\x20]*+"
 ## The character each one-letter escape stands for (b t n f r), by byte; any other stands for itself.
 const _ESCAPES: Dictionary = {98: 8, 116: 9, 110: 10, 102: 12, 114: 13}
 ## The byte of each one-byte token.
@@ -118,23 +116,17 @@ const _PUNCTUATION: Dictionary = {
 	61: Tok.EQUAL,
 }
 
-## Whether ordinary lines are read by the fast paths below (tests turn them off to compare).
-static var fast_paths: bool = true
-## The fast paths' expressions: a whole assignment, a whole tag, and each field of a tag.
-static var _fast_assignment: RegEx = RegEx.create_from_string(_assignment_pattern())
-static var _fast_tag: RegEx = RegEx.create_from_string(_tag_pattern())
-static var _tag_field: RegEx = RegEx.create_from_string(
-	'([A-Za-z_][A-Za-z0-9_]*+)%s=%s(?:"([^"\\\\]*+)"|(-?[0-9]++))' % [_WS, _WS]
-)
 ## A byte that cannot be part of a run of numbers, inf/nan names, commas and whitespace.
 static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x01-\\x20]")
 
 var _bytes: PackedByteArray
-## The file with one character per byte (Latin-1), which the fast paths' expressions search.
-var _subject: String = ""
 var _size: int = 0
 var _pos: int = 0
 var _scan: Scan
+## The class of the section being read (its properties' hints say which are file paths).
+var _section_type: String = ""
+## The class the header names for the [resource] section.
+var _main_type: String = ""
 ## Whether ExtResource/SubResource take paths here (no handler installed yet), as Resource always does.
 var _generic_refs: bool = true
 ## Config files (.import, .remap) have "simple" section headers: anything up to an unescaped `]`.
@@ -146,6 +138,12 @@ var _depth: int = 0
 ## many escapes is then read in one pass, not one search to its end per escape.
 var _next_quote: int = -1
 var _next_slash: int = -1
+## Where the current token and the current tag or assignment start (byte offsets).
+var _tok_start: int = 0
+var _event_start: int = 0
+## Whether to note where each section and property is (outline()), and what was noted.
+var _outlining: bool = false
+var _outline: Array[Dictionary] = []
 
 
 func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> void:
@@ -153,11 +151,42 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 	_size = bytes.size()
 	_scan = scan
 	_simple_tags = simple_tags
-	if fast_paths and not simple_tags:
-		_subject = bytes.get_string_from_ascii()
 
 
 # ----- files -------------------------------------------------------------------------------------
+
+
+## Read a .tres or .tscn file as resource_file() does, and return where its sections are: each
+## {"kind": tag name, "attrs": field -> text (a string's value, else the value as written),
+## "start", "body_start" (the line after the tag), "end" (where the next section starts): byte
+## offsets, "props": property name -> [start of its line, end of the line its value ends on]}.
+## scene_text.gd edits scenes by this outline, so an edit sees the file as the engine reads it.
+func outline() -> Array[Dictionary]:
+	_outlining = true
+	resource_file()
+	return _outline
+
+
+## Note a section that starts at `start` (its tag read up to _pos).
+func _note_section(tag: Dictionary, start: int) -> void:
+	if not _outlining:
+		return
+	if not _outline.is_empty():
+		_outline[-1]["end"] = start
+	var attrs: Dictionary = {}
+	for field: String in tag["fields"]:
+		var value: Variant = tag["fields"][field]
+		attrs[field] = value if _is_text(value) else tag["raw"][field]
+	var body: int = _line_end(_pos)
+	_outline.append(
+		{"kind": tag["name"], "attrs": attrs, "start": start, "body_start": body, "end": _size, "props": {}}
+	)
+
+
+## The offset after the end of the line that holds offset `at`.
+func _line_end(at: int) -> int:
+	var newline: int = _bytes.find(10, at)
+	return _size if newline < 0 else newline + 1
 
 
 ## Read a .tres or .tscn file: its classes, the files it loads, where it sets a script.
@@ -177,26 +206,33 @@ func resource_file() -> void:
 		if event.has("tag"):
 			var tag: Dictionary = event["tag"]
 			section = _describe(tag)
+			_note_section(tag, _event_start)
 			_tag_classes(tag, section)
+			var type: Variant = tag["fields"].get("type", _main_type if tag["name"] == "resource" else "")
+			_section_type = type if _is_text(type) else ""
 			# The first tag after the header was read without reference handlers (see the file
 			# comment); the loader installs them only then.
 			_generic_refs = false
-		elif event["name"] == "script" and event["value"] != null:
+			continue
+		if _outlining and not _outline.is_empty():
+			_outline[-1]["props"][event["name"]] = [_event_start, _line_end(_pos - 1)]
+		if event["name"] == "script" and event["value"] != null:
 			_scan.mark_script("%s (line %d)" % [section, _line()])
+		else:
+			_scan.add_value(_section_type, event["name"], event["value"], section)
 
 
 ## Read the header tag and note the class it makes (and a script_class it names).
 func _header() -> void:
-	var first: Dictionary = _fast_event() if not _subject.is_empty() else {}
-	var header: Dictionary = first.get("tag", {})
-	if header.is_empty():
-		_next()
-		if _tok != Tok.BRACKET_OPEN:
-			_corrupt("it does not start with a [gd_resource] or [gd_scene] header")
-			return
-		header = _tag()
+	_next()
+	if _tok != Tok.BRACKET_OPEN:
+		_corrupt("it does not start with a [gd_resource] or [gd_scene] header")
+		return
+	var start: int = _tok_start
+	var header: Dictionary = _tag()
 	if _failed():
 		return
+	_note_section(header, start)
 	var fields: Dictionary = header["fields"]
 	match header["name"]:
 		"gd_resource":
@@ -205,6 +241,7 @@ func _header() -> void:
 				_fail("its [gd_resource] header names no type")
 				return
 			_scan.add_class(type, "the main resource")
+			_main_type = type
 			var script_class: Variant = fields.get("script_class")
 			if script_class != null and str(script_class) != "":
 				_scan.mark_script("the header's script_class %s" % JSON.stringify(script_class))
@@ -286,10 +323,6 @@ static func _describe(tag: Dictionary) -> String:
 
 ## The next tag ({"tag": {name, fields}}) or assignment ({"name", "value"}), or {} at the end.
 func _tag_or_assignment() -> Dictionary:
-	if not _subject.is_empty():
-		var quick: Dictionary = _fast_event()
-		if not quick.is_empty():
-			return quick
 	var name: String = ""
 	while true:
 		if _pos >= _size:
@@ -299,6 +332,8 @@ func _tag_or_assignment() -> Dictionary:
 		if c == 59:  # ;
 			_skip_comment()
 			continue
+		if name.is_empty() and c > 32:
+			_event_start = _pos - 1
 		if c == 91 and name.is_empty():  # [
 			var tag: Dictionary = _simple_tag() if _simple_tags else _tag()
 			return {} if _failed() else {"tag": tag}
@@ -320,72 +355,6 @@ func _tag_or_assignment() -> Dictionary:
 	return {}
 
 
-## An ordinary line read in one regular-expression match: `name = value` with a plain name and a
-## value of the common kinds, or a tag whose fields are plain strings and integers. Anything else
-## (comments, quoted or split names, escapes in tag fields, Resource(...), Object(...)) finds no
-## match here and goes to the tokenizer. The expressions only accept what the tokenizer reads the
-## same way: the engine consumes exactly the matched text, or stops with a parse error inside it.
-## tests/test_text_format.py runs both on every corpus and real file and on mutations of them.
-func _fast_event() -> Dictionary:
-	if _peek_byte() != 91:  # [
-		var line: RegExMatch = _fast_assignment.search(_subject, _pos)
-		if line == null:
-			return {}
-		var value: String = line.get_string("v")
-		if _generic_refs and value.contains("Resource"):
-			return {}  # before the first tag a reference is a load (see _reference()): the tokenizer says which
-		_pos = line.get_end()
-		return {"name": line.get_string(1), "value": null if value == "null" or value == "nil" else OTHER}
-	var tag: RegExMatch = _fast_tag.search(_subject, _pos)
-	if tag == null:
-		return {}
-	_pos = tag.get_end()
-	var fields: Dictionary = {}
-	var offset: int = tag.get_start(2)
-	for field: RegExMatch in _tag_field.search_all(tag.get_string(2)):
-		var text: String = _bytes.slice(offset + field.get_start(2), offset + field.get_end(2)).get_string_from_utf8()
-		fields[field.get_string(1)] = text if field.get_start(2) >= 0 else field.get_string(3).to_int()
-	return {"tag": {"name": tag.get_string(1), "fields": fields}}
-
-
-## `\G name = value`, the value in the named group "v" (recursive for arrays and dictionaries).
-static func _assignment_pattern() -> String:
-	var ws: String = _WS
-	var string: String = '"(?:[^"\\\\]++|\\\\(?:[^uU]|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{6}))*+"'
-	var numeric: String = "|".join(_NUMERIC)
-	var type: String = (
-		"(?:(?:ExtResource|SubResource)%s\\(%s%s%s\\)|[A-Za-z_][A-Za-z0-9_]*+(?!%s\\())" % [ws, ws, string, ws, ws]
-	)
-	var array: String = "\\[%s(?:(?&v)(?:%s,%s(?&v))*+(?:%s,)?+)?%s\\]" % [ws, ws, ws, ws, ws]
-	var dictionary: String = (
-		"\\{%s(?:(?&v)%s:%s(?&v)(?:%s,%s(?&v)%s:%s(?&v))*+(?:%s,)?+)?%s\\}" % [ws, ws, ws, ws, ws, ws, ws, ws, ws]
-	)
-	var values: PackedStringArray = [
-		"-?[0-9]++(?:\\.[0-9]*+)?+(?:[eE][+-]?+[0-9]*+)?+",
-		string,
-		"[&@]" + string,
-		"(?:true|false|null|nil|inf|inf_neg|-inf|nan)(?![A-Za-z0-9_])",
-		"(?:%s)%s\\([0-9A-Za-z_.,+\\-\\x01-\\x20]*+\\)" % [numeric, ws],
-		"(?:%s)%s\\(%s(?:%s)?%s\\)" % ["|".join(_BYTES), ws, ws, string, ws],
-		"(?:%s)%s\\(%s(?:%s(?:%s,%s%s)*+)?%s\\)" % ["|".join(_STRINGS), ws, ws, string, ws, ws, string, ws],
-		"NodePath%s\\(%s%s%s\\)" % [ws, ws, string, ws],
-		"(?:ExtResource|SubResource)%s\\(%s(?:%s|[0-9]++)%s\\)" % [ws, ws, string, ws],
-		"(?:Signal|Callable)%s\\(%s\\)" % [ws, ws],
-		"RID%s\\(%s(?:[0-9]++)?%s\\)" % [ws, ws, ws],
-		array,
-		dictionary,
-		"Array%s\\[%s%s%s\\]%s\\(%s%s%s\\)" % [ws, ws, type, ws, ws, ws, array, ws],
-		"Dictionary%s\\[%s%s%s,%s%s%s\\]%s\\(%s%s%s\\)" % [ws, ws, type, ws, ws, type, ws, ws, ws, dictionary, ws],
-	]
-	return "\\G%s([A-Za-z0-9_/:.\\-]++)%s=%s(?<v>%s)" % [ws, ws, ws, "|".join(values)]
-
-
-## `\G [name fields]`: a tag whose fields are all strings or integers, name in group 1, fields in 2.
-static func _tag_pattern() -> String:
-	var field: String = '[\\x01-\\x20]++[A-Za-z_][A-Za-z0-9_]*+%s=%s(?:"[^"\\\\]*+"|-?[0-9]++)' % [_WS, _WS]
-	return "\\G%s\\[%s([A-Za-z_][A-Za-z0-9_]*+)((?:%s)*+)%s\\]" % [_WS, _WS, field, _WS]
-
-
 ## A tag after its `[`: name (with `.`/`:` parts) and fields (VariantParser::_parse_tag).
 func _tag() -> Dictionary:
 	_next()
@@ -394,6 +363,7 @@ func _tag() -> Dictionary:
 		return {}
 	var name: String = _text
 	var fields: Dictionary = {}
+	var raw: Dictionary = {}
 	var naming: bool = true
 	while true:
 		if _pos >= _size:
@@ -419,10 +389,12 @@ func _tag() -> Dictionary:
 			_corrupt("the field %s of [%s has no =" % [field, name])
 			return {}
 		_next()
+		var start: int = _tok_start
 		fields[field] = _value()
+		raw[field] = _bytes.slice(start, _pos).get_string_from_utf8()
 		if _failed():
 			return {}
-	return {"name": name, "fields": fields}
+	return {"name": name, "fields": fields, "raw": raw}
 
 
 ## A "simple" tag, as config files have them: everything up to an unescaped `]`.
@@ -657,17 +629,18 @@ func _inline_object() -> void:
 	if _tok != Tok.IDENTIFIER:
 		_corrupt("line %d: Object(...) names no class" % line)
 		return
-	var where: String = "an inline Object(%s, ...) on line %d" % [_text, line]
-	_scan.add_class(_text, where)
+	var type: String = _text
+	var where: String = "an inline Object(%s, ...) on line %d" % [type, line]
+	_scan.add_class(type, where)
 	_next()
 	if _tok != Tok.COMMA:
 		_corrupt("line %d: Object(...) has no comma after its class" % line)
 		return
-	_object_properties(where)
+	_object_properties(type, where)
 
 
 ## An inline Object's `"name": value` pairs, up to its `)`; `where` describes the object.
-func _object_properties(where: String) -> void:
+func _object_properties(type: String, where: String) -> void:
 	var need_comma: bool = false
 	while not _failed():
 		_next()
@@ -691,6 +664,8 @@ func _object_properties(where: String) -> void:
 		var value: Variant = _value()
 		if property == "script" and value != null:
 			_scan.mark_script(where)
+		else:
+			_scan.add_value(type, property, value, where)
 		need_comma = true
 
 
@@ -790,6 +765,7 @@ func _next() -> void:
 		_pos += 1
 		if c <= 32:
 			continue
+		_tok_start = _pos - 1
 		if _PUNCTUATION.has(c):
 			_tok = _PUNCTUATION[c]
 			return

@@ -1,6 +1,6 @@
 extends SceneTree
-## Read each file named on the command line twice, with the text reader's fast paths on and off,
-## and print one JSON line per file with both scans; a last line says DONE.
+## Read each file named on the command line with the text reader and print one JSON line per file
+## with what the scan found; a last line says DONE.
 ## Run: godot --headless -s tests/gdscript/text_format_check.gd -- <repo> <file>...
 
 
@@ -10,13 +10,9 @@ func _initialize() -> void:
 	var scan_class: GDScript = load(args[0].path_join("gdscript/safety/scan.gd"))
 	for path: String in args.slice(1):
 		var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
-		var results: Array = []
-		for fast: bool in [true, false]:
-			text_format.set("fast_paths", fast)
-			var scan: RefCounted = scan_class.new()
-			text_format.new(bytes, scan).resource_file()
-			results.append(_summary(scan))
-		print(JSON.stringify({"file": path, "fast": results[0], "slow": results[1]}))
+		var scan: RefCounted = scan_class.new()
+		text_format.new(bytes, scan).resource_file()
+		print(JSON.stringify({"file": path, "scan": _summary(scan)}))
 	print("DONE")
 	quit()
 
