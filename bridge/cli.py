@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from . import engine as engines
-from . import paths
+from . import paths, wall
 from .engine import DEFAULT_TIMEOUT
 from .errors import BridgeError
 from .request import decode
@@ -259,6 +259,8 @@ def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
         except BridgeError as exc:
             report["project"] = {"path": project, "valid": False, "error": exc.to_wire()}
             ok = False
+    up, detail = wall.status()
+    report["wall"] = {"up": up, "detail": detail}
     report["result"] = "ok" if ok else "error"
     if as_json:
         _print(report)
@@ -290,6 +292,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
         lines.append(f"Project: {project['path']}: a Godot project, {state}")
     elif project is not None:
         lines.append(f"Project: not usable: {project['error']['message']}")
+    lines.append(f"Wall:    {report['wall']['detail']}")
     lines.append("Ready." if report["result"] == "ok" else "Not ready: see above.")
     return "\n".join(lines) + "\n"
 

@@ -343,12 +343,14 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     return pack
 
 
-def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path) -> list[str]:
+def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path, trusted: bool = False) -> list[str]:
     """Return the command line of one headless worker serving `project` (a real path).
 
     `--path` makes the project the working folder, which `res://` resolves against once a main
-    pack is given; the worker is told the project's real path for its confinement checks.
+    pack is given; the worker is told the project's real path for its confinement checks, and
+    whether it may serve allow_scripts requests (`trusted`): the permission comes from the command
+    line the bridge chose, and a worker started without it refuses a request that asks for it.
     """
     entry = gdscript_dir() / "main.gd"
     return [engine.path, "--headless", "--path", str(project), "--main-pack", str(pack),
-            "-s", str(entry), "--", token, str(project)]
+            "-s", str(entry), "--", token, str(project), "trusted" if trusted else "safe"]

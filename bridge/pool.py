@@ -46,7 +46,7 @@ from pathlib import Path
 from types import TracebackType
 
 from . import engine as engines
-from . import imports, locks
+from . import imports, locks, wall
 from .errors import BridgeError, EngineCrashed, Skipped, Timeout
 from .request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
 from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Release, Worker
@@ -454,9 +454,11 @@ class Pool:
                 return argv_for(root, token)
         else:
             engine, pack = self._found_engine(), self._pack("trusted" if trusted else "safe")
+            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), engines.gdscript_dir(), pack]
 
             def argv(token: str) -> Sequence[str]:
-                return engines.worker_argv(engine, root, token, pack=pack)
+                return wall.argv(engines.worker_argv(engine, root, token, pack=pack, trusted=trusted),
+                                 read=reads, write=[root])
         settings = self.settings
         worker = Worker(argv, verbose=settings.verbose, start_timeout=settings.start_timeout,
                         max_requests=settings.max_requests, max_rss=settings.max_rss, inbox=self._inbox)

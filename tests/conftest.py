@@ -63,6 +63,9 @@ def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # The fake engine runs from the test's virtual environment and writes its records in tmp_path:
+    # outside what the wall lets an engine open (bridge/wall.py).
+    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
     monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
     monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
     return str(wrapper)

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import casefold_fs
-from bridge import Bridge, paths
+from bridge import Bridge, paths, wall
 from conftest import FIXTURES, engine_confine, run_cli
 
 pytestmark = pytest.mark.godot
@@ -84,9 +84,16 @@ def project(folding: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def bridge(godot_bin: str, folding: Path) -> Iterator[Bridge]:
-    """One Bridge for the module, closed (its engines gone from the mount) before the mount goes."""
-    with Bridge(godot_bin, timeout=30) as b:
-        yield b
+    """One Bridge for the module, closed (its engines gone from the mount) before the mount goes.
+
+    Its engines start without the wall (bridge/wall.py): the FUSE mount gives each spelling of a
+    folder an inode of its own, and Landlock allows by inode, so `PROJECT/` would not be the
+    project it allows. (A case-insensitive ext4 folder has one inode per folder; macOS and Windows,
+    which ignore case by default, have no Landlock.)"""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(wall.OFF_VARIABLE, "off")
+        with Bridge(godot_bin, timeout=30) as b:
+            yield b
 
 
 def state(base: Path) -> dict[str, bytes | str]:
