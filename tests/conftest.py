@@ -18,6 +18,7 @@ import pytest
 from bridge import Bridge
 from bridge.engine import find_godot
 from bridge.errors import EngineNotFound
+from opened import Watched
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -136,3 +137,13 @@ def engine_confine(godot_bin: str, root: Path, texts: list[str], work: Path) -> 
     answers = [json.loads(line) for line in lines if line.startswith("{")]
     assert len(answers) == len(texts)
     return answers
+
+
+@pytest.fixture
+def watched(tmp_path: Path, godot_bin: str) -> Iterator[Watched]:
+    """A project, bait beside it, and a Bridge whose engines run under strace (tests/opened.py)."""
+    w = Watched(tmp_path, godot_bin)
+    try:
+        yield w
+    finally:
+        w.bridge.close()

@@ -10,66 +10,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import hostile_corpus as corpus
-from bridge import Bridge, wall
 from bridge import engine as engines
+from bridge import wall
 from bridge.worker import Worker
 from conftest import run_cli
-from opened import opened, scripts_opened, traced_godot, under
+from opened import Watched
 
 pytestmark = pytest.mark.godot
-
-
-class Watched:
-    """A project, a folder outside it with bait, and a Bridge whose engine runs under strace."""
-
-    def __init__(self, tmp_path: Path, godot_bin: str) -> None:
-        self.project = tmp_path / "project"
-        self.project.mkdir()
-        (self.project / "project.godot").write_text("config_version=5\n")
-        self.outside = tmp_path / "outside"
-        self.outside.mkdir()
-        self.godot, self.log = traced_godot(godot_bin, tmp_path / "trace", self.project / ".godot" / "opened.log")
-        self.bridge = Bridge(self.godot, timeout=60)
-
-    def write(self, relative: str, data: bytes | str) -> Path:
-        path = self.project / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data.encode() if isinstance(data, str) else data)
-        return path
-
-    def script(self, relative: str, case: str, base: str = "Resource") -> Path:
-        return self.write(relative, corpus.script_file(case, base))
-
-    def bait(self, name: str, data: bytes | str = "bait") -> Path:
-        path = self.outside / name
-        path.write_bytes(data.encode() if isinstance(data, str) else data)
-        return path
-
-    def run(self, op: str, **members: Any) -> dict[str, Any]:
-        return self.bridge.run({"op": op, "project_path": str(self.project), **members})
-
-    def assert_nothing_ran(self) -> None:
-        paths = opened(self.log)
-        assert paths, "strace recorded nothing: the engine was not watched"
-        assert sorted(p.name for p in self.project.glob(f"{corpus.MARK}*")) == []
-        assert scripts_opened(paths, self.project) == []
-        assert under(paths, self.outside) == []
-
-
-@pytest.fixture
-def watched(tmp_path: Path, godot_bin: str) -> Iterator[Watched]:
-    w = Watched(tmp_path, godot_bin)
-    try:
-        yield w
-    finally:
-        w.bridge.close()
 
 
 def shader_tres(code: str) -> str:

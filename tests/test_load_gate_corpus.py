@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 import hostile_corpus as corpus
-from opened import opened, scripts_opened, under
-from test_load_gate import Watched
+from opened import Watched, opened, scripts_opened, under
 
 pytestmark = pytest.mark.godot
 
@@ -197,15 +196,6 @@ def request(case: Case, op: str) -> dict[str, Any]:
 
 
 OPERATIONS = ("resource_read", "resource_duplicate", "resource_update", "create")
-
-
-@pytest.fixture
-def watched(tmp_path: Path, godot_bin: str) -> Iterator[Watched]:
-    w = Watched(tmp_path, godot_bin)
-    try:
-        yield w
-    finally:
-        w.bridge.close()
 
 
 @pytest.mark.parametrize("op", OPERATIONS)
