@@ -13,9 +13,11 @@ plugins, @tool autoloads (their static initialisers), GDExtension libraries (nat
    only what is missing or stale.
 2. The editor imports the shadow (`--headless --import`; in recovery mode where the engine has it).
 3. What the import made comes back into the project: new or changed artefacts in
-   `.godot/imported/`, `.import` files, the `.uid` files of files the project has, and the uid cache
-   when the project has none. Each is written beside its target and renamed over it. Nothing else
-   of the shadow (its editor settings, script class cache, GDExtension list) is kept.
+   `.godot/imported/`, the uid cache when the project has none, and a `.import` file only for an
+   asset that has none (the user's own `.import` files and the `.uid` files the editor adds are
+   left out: a read leaves a clone's tracked files as they are). Each is written beside its target
+   and renamed over it. Nothing else of the shadow (its editor settings, script class cache,
+   GDExtension list) is kept.
 
 Two bridge processes that meet one unimported project take turns through a lock; the second finds
 the import done (the stamp of `.godot/imported/` has moved) and does not import again.
@@ -23,6 +25,7 @@ the import done (the stamp of `.godot/imported/` has moved) and does not import 
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -34,6 +37,8 @@ from pathlib import Path
 from . import engine as engines
 from . import locks
 from .errors import BridgeError
+
+log = logging.getLogger("bridge")
 
 CODE_EXTENSIONS = frozenset({"gd", "gdc", "cs", "gdextension", "so", "dll", "dylib", "framework"})
 """Files left out of the shadow: scripts and native libraries, which the editor would run."""
@@ -118,7 +123,13 @@ def _mirror(root: Path, shadow: Path, left_out: set[str]) -> None:
             code = name.rsplit(".", 1)[-1].lower() in CODE_EXTENSIONS
             if code or rel in left_out or rel.removesuffix(".import") in left_out:
                 continue
-            _link(here / name, shadow / relative / name)
+            if name.endswith((".import", ".uid")):
+                # Copied, not linked: the editor rewrites these, and it writes through a link to
+                # the file it leads to (it keeps links intact when it saves); the project's own
+                # stay as they are (_bring_back).
+                shutil.copy2(here / name, shadow / relative / name)
+            else:
+                _link(here / name, shadow / relative / name)
     imported = root / ".godot" / "imported"
     if imported.is_dir():
         (shadow / ".godot" / "imported").mkdir(parents=True)
@@ -156,7 +167,16 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float) -> str | 
 
 
 def _bring_back(shadow: Path, root: Path) -> None:
-    """Copy what the import made into the project: artefacts, .import and .uid files, the uid cache."""
+    """Copy what the import made into the project: what it made in .godot/ (artefacts, the uid
+    cache), and a .import file for an asset that has none (without it the engine cannot load the
+    asset; the editor writes the same when it opens the project), said in the log.
+
+    The user's own .import files stay as they are: the editor rewrites them with the parameters it
+    adds since the file was written (a clone of tps-demo got 135 modified files from one read),
+    but it imported with the values they hold, so the artefacts match them as they are. Nor are
+    .uid files added beside shaders and scripts: the uid cache in .godot/ holds what a request needs.
+    """
+    written: list[str] = []
     for folder, _dirs, files in os.walk(shadow):
         here = Path(folder)
         relative = here.relative_to(shadow)
@@ -166,13 +186,18 @@ def _bring_back(shadow: Path, root: Path) -> None:
                 continue  # the project's own file, unchanged
             rel = relative / name
             target = root / rel
-            keep = (rel.parts[:2] == (".godot", "imported")
-                    or (name.endswith(".import") and (root / rel).with_suffix("").exists())
-                    or (name.endswith(".uid") and not target.exists() and (root / rel).with_suffix("").exists())
+            new_import = name.endswith(".import") and not target.exists() and (root / rel).with_suffix("").exists()
+            keep = (rel.parts[:2] == (".godot", "imported") or new_import
                     or (rel == Path(".godot/uid_cache.bin") and not target.exists())
                     or (rel == Path(".godot/.gdignore") and not target.exists()))
             if keep:
                 _put(made, target)
+            if new_import:
+                written.append(rel.as_posix())
+    if written:
+        shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
+        log.warning("godot-bridge: wrote %d .import file(s) beside assets that had none, as the Godot editor "
+                    "does: %s", len(written), shown)
 
 
 def _put(made: Path, target: Path) -> None:

@@ -177,6 +177,24 @@ def test_a_fresh_clone_is_imported_once_then_served(clone: Path, godot_bin: str)
     assert done.stderr.count(IMPORTING) == 1
 
 
+@pytest.mark.timeout(240)
+def test_a_read_leaves_the_users_import_and_uid_files_as_they_are(clone: Path, godot_bin: str) -> None:
+    # As a tps-demo clone keeps them: .import files written by an older editor (fewer parameters than
+    # the editor here writes) and a shader with no .uid file beside it.
+    settings = clone / "icons" / "red.png.import"
+    kept = [line for line in settings.read_text().splitlines(keepends=True)
+            if not line.startswith(("compress/uastc_level", "process/channel_remap", "compress/rdo_quality_loss"))]
+    settings.write_text("".join(kept))
+    (clone / "glow.gdshader").write_text("shader_type spatial;\n")
+    before = snapshot(clone)
+    done = run_cli("run", json.dumps({"op": "resource_read", "project_path": str(clone),
+                                      "resource_path": "textured.tres"}), godot=godot_bin)
+    assert json.loads(done.stdout)["result"] == "ok", done.stdout
+    after = snapshot(clone)
+    outside_godot = {name: data for name, data in after.items() if not name.startswith(".godot/")}
+    assert outside_godot == before
+
+
 def test_a_fresh_clone_without_import_is_not_imported_naming_the_asset(clone: Path, godot_bin: str) -> None:
     before = snapshot(clone)
     done = run_cli("--no-import", "run",
