@@ -37,6 +37,9 @@ from pathlib import Path
 
 PATH_NAMES = ("godot", "godot4", "Godot")
 """Names looked up on PATH (on Windows with each PATHEXT extension)."""
+RELEASE_NAME = "Godot_v4*"
+"""The official release binaries' names (`Godot_v4.6.3-stable_linux.x86_64`), which CI scripts put
+on PATH as they are downloaded: matched in each PATH folder after the names above."""
 
 _WINDOWS_PATHEXT = ".COM;.EXE;.BAT;.CMD"
 
@@ -194,6 +197,12 @@ def _everywhere(roots: Roots) -> Iterator[Candidate]:
         path = which(name, roots)
         if path is not None:
             yield Candidate(f"PATH ({name})", path)
+    for folder in roots.environ.get("PATH", "").split(os.pathsep):
+        if folder:
+            pattern = os.path.join(glob.escape(folder), RELEASE_NAME)
+            for path in sorted(glob.glob(pattern)):
+                if _runnable(path) and not os.path.isdir(path):
+                    yield Candidate("PATH (release name)", path)
     for place in PLACES[roots.family]:
         for path in _search(place, roots):
             yield Candidate(place.source, path)

@@ -66,6 +66,10 @@ WINDOWS_MONO = "Godot_v4.6.3-stable_mono_win64/Godot_v4.6.3-stable_mono_win64_co
 LAYOUTS = [
     # (platform, where the executable lies: ~ is the home, / the system folder, bin/ the PATH folder, source)
     ("linux", "bin/godot", "PATH (godot)"),
+    # CI scripts put the downloaded release on PATH under its release name.
+    ("linux", "bin/Godot_v4.6.3-stable_linux.x86_64", "PATH (release name)"),
+    ("linux", "bin/Godot_v4.6.3-stable_mono_linux_arm64", "PATH (release name)"),
+    ("win32", "bin/Godot_v4.6.3-stable_win64_console.exe", "PATH (release name)"),
     ("linux", "bin/godot4", "PATH (godot4)"),
     ("linux", "bin/Godot", "PATH (Godot)"),
     ("linux", "~/.cache/godot-bridge/bin/godot", "scripts/install-godot.sh"),
