@@ -241,10 +241,17 @@ static func _float(value: Variant, job: Job, where: String) -> Variant:
 static func _color(value: Variant, job: Job, where: String) -> Variant:
 	var parts: Array = []
 	if typeof(value) == TYPE_STRING:
+		# As the engine reads a colour from text: "#rgb", "#rgba", "#rrggbb", "#rrggbbaa", or one of
+		# its named colours ("red", "dark_olive_green", any case).
 		var text: String = value
-		var digits: String = text.substr(1)
-		if text.begins_with("#") and (digits.length() == 6 or digits.length() == 8) and digits.is_valid_hex_number():
+		if text.begins_with("#") and Color.html_is_valid(text):
 			return Color.html(text)
+		# Color.from_string() gives its fallback for a name it does not know, so a name it knows gives
+		# the same colour whatever the fallback (find_named_color() is not exposed to scripts).
+		# Text that would read as hex without its "#" ("bad") is not taken for a name.
+		var named: Color = Color.from_string(text, Color.BLACK)
+		if not Color.html_is_valid(text) and named == Color.from_string(text, Color.WHITE):
+			return named
 	elif typeof(value) == TYPE_DICTIONARY and _has_only(value, ["r", "g", "b"], ["a"]):
 		parts = [value["r"], value["g"], value["b"], value.get("a", 1.0)]
 	elif typeof(value) == TYPE_ARRAY and (value.size() == 3 or value.size() == 4):

@@ -122,3 +122,22 @@ def test_a_colour_in_0_255_is_refused_with_its_0_1_form(project: Path, bridge: B
     hdr = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
                       "resource_path": "h.tres", "properties": {"emission": [4, 2, 1], "albedo_color": [20.5, 1, 1]}})
     assert hdr["result"] == "ok", hdr
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("#f00", [1.0, 0.0, 0.0, 1.0]), ("#f008", [1.0, 0.0, 0.0, 0.53]),
+    ("red", [1.0, 0.0, 0.0, 1.0]), ("Dark_Green", [0.0, 0.39, 0.0, 1.0]),
+])
+def test_a_colour_is_read_from_text_as_the_engine_reads_it(project: Path, bridge: Bridge, written: str,
+                                                           expected: list[float]) -> None:
+    made = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                       "resource_path": "c.tres", "properties": {"albedo_color": written}})
+    assert made["result"] == "ok", made
+    colour = _read(bridge, project, "c.tres")["properties"]["albedo_color"]
+    assert [round(part, 2) for part in colour] == expected
+
+
+def test_a_colour_name_the_engine_does_not_know_is_refused(project: Path, bridge: Bridge) -> None:
+    reply = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                        "resource_path": "c.tres", "properties": {"albedo_color": "reddish"}})
+    assert reply["error"]["code"] == "invalid_value", reply
