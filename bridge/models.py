@@ -385,7 +385,11 @@ def _request_error(exc: ValidationError) -> InvalidRequest | InvalidType:
     if kind == "literal_error" and not isinstance(given, str):
         kind = "string_type"
     if kind == "extra_forbidden":
-        return InvalidRequest(f"unknown member {where!r}", field=field)
+        op = str(first["loc"][0]) if first["loc"] else ""
+        known = _member_names(REQUEST_MODELS[op]) if op in REQUEST_MODELS and len(loc) == 1 else []
+        close = difflib.get_close_matches(where, known, n=1, cutoff=0.75)
+        return InvalidRequest(f"unknown member {where!r}{f'; did you mean {close[0]!r}?' if close else ''}",
+                              field=field)
     if kind == "missing":
         unknown = [".".join(_where(error)) for error in errors if error["type"] == "extra_forbidden"]
         meant = _meant(where, unknown)
@@ -397,6 +401,11 @@ def _request_error(exc: ValidationError) -> InvalidRequest | InvalidType:
     if where:
         message = f"{where}: {message} (got {_shown(first.get('input'))})"
     return InvalidRequest(message, field=field)
+
+
+def _member_names(model: type[Request]) -> list[str]:
+    """The members a request of `model` may have, as requests spell them."""
+    return [info.alias if isinstance(info.alias, str) else name for name, info in model.model_fields.items()]
 
 
 def _where(error: Any) -> list[str]:

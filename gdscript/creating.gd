@@ -5,13 +5,15 @@ extends RefCounted
 const Job = preload("job.gd")
 const Props = preload("props.gd")
 
+static var _creatable: Array = []
+
 
 ## Why a resource of class `type` cannot be created ("" when it can): it must be an instantiable
 ## Resource that holds no code (no Script, no GDExtension) and is no scene (PackedScene has its own
 ## format), and that the text format can hold.
 static func refusal(type: String) -> String:
 	if not ClassDB.class_exists(type):
-		return "the engine has no class %s" % JSON.stringify(type)
+		return "the engine has no class %s%s" % [JSON.stringify(type), Props.suggest_class(type, _resource_classes())]
 	if not ClassDB.is_parent_class(type, "Resource"):
 		return "%s is not a Resource" % type
 	if not ClassDB.can_instantiate(type):
@@ -24,6 +26,15 @@ static func refusal(type: String) -> String:
 	if not ResourceSaver.get_recognized_extensions(ClassDB.instantiate(type)).has("tres"):
 		return "%s cannot be saved as a .tres file" % type
 	return ""
+
+
+## Every class a request may create (for suggestions), found once.
+static func _resource_classes() -> Array:
+	if _creatable.is_empty():
+		for type: String in ClassDB.get_inheriters_from_class("Resource"):
+			if ClassDB.can_instantiate(type):
+				_creatable.append(type)
+	return _creatable
 
 
 ## [a new resource of class `type` with `properties` set (converted like any request's values),

@@ -1,0 +1,57 @@
+"""First contact with a real project (issue 26): errors that name what is missing and say how to fix it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge import Bridge
+from bridge.errors import InvalidRequest
+from bridge.models import parse_request
+from conftest import snapshot
+
+pytestmark = pytest.mark.godot
+
+LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
+
+
+def material_naming(project: Path, texture: str) -> None:
+    (project / "robot.tres").write_text(
+        '[gd_resource type="StandardMaterial3D" format=3]\n\n'
+        f'[ext_resource type="Texture2D" path="res://{texture}" id="1"]\n\n'
+        '[resource]\nalbedo_texture = ExtResource("1")\n')
+    (project / f"{texture}.import").write_text(
+        '[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\n'
+        f'path="res://.godot/imported/{Path(texture).name}-0123456789abcdef0123456789abcdef.ctex"\n\n'
+        f'[deps]\n\nsource_file="res://{texture}"\n')
+
+
+@pytest.mark.parametrize("state", ["missing", "lfs_pointer"])
+def test_a_texture_that_is_not_there_is_not_found_naming_it_and_its_user(project: Path, bridge: Bridge,
+                                                                         state: str) -> None:
+    (project / "robot").mkdir()
+    material_naming(project, "robot/orm.png")
+    if state == "lfs_pointer":
+        (project / "robot" / "orm.png").write_text(LFS_POINTER)
+    before = snapshot(project)
+    reply = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "robot.tres"})
+    assert reply["result"] == "error" and reply["error"]["code"] == "not_found", reply
+    message = reply["error"]["message"]
+    assert "res://robot/orm.png" in message and "res://robot.tres" in message
+    assert ("git lfs pull" in message) == (state == "lfs_pointer")
+    assert snapshot(project) == before
+
+
+def test_a_misspelt_resource_type_gets_a_suggestion(project: Path, bridge: Bridge) -> None:
+    reply = bridge.run({"op": "resource_create", "project_path": str(project), "resource_type": "Gradiant",
+                        "resource_path": "g.tres"})
+    assert reply["error"]["code"] == "invalid_type", reply
+    assert "did you mean Gradient" in reply["error"]["message"]
+
+
+def test_a_misspelt_member_gets_a_suggestion() -> None:
+    with pytest.raises(InvalidRequest, match="unknown member 'propertis'; did you mean 'properties'"):
+        parse_request({"op": "material_create", "project_path": "p", "material_type": "StandardMaterial3D",
+                       "resource_path": "m.tres", "propertis": {}})
