@@ -3,7 +3,7 @@
 # copy of examples/project, so the demo never modifies the checked-in project.
 # Replies (JSON Lines) go to stdout; set KEEP=1 to keep the project copy.
 set -euo pipefail
-source "$(dirname -- "${BASH_SOURCE[0]}")/setup.sh"
+SETUP_FOR=demo source "$(dirname -- "${BASH_SOURCE[0]}")/setup.sh"
 
 work=$(mktemp -d)
 if [[ ${KEEP:-0} == 1 ]]; then

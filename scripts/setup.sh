@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Sourced (not run) by scripts/test.sh and scripts/demo.sh.
 # Provides: REPO (repo root), VENV (its .venv), and exports GODOT_BIN.
+# SETUP_FOR=demo installs only what the demo runs: the package and Godot (no test tools, no host
+# packages); anything else (the default) installs the test extras and the tests' host packages too.
 # Safe to source from any cwd: the repo root comes from this file's location.
 
 REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,17 +15,23 @@ fi
 
 # Reinstall only when pyproject.toml changed since the last successful install,
 # so repeated runs stay fast. The stamp lives in .venv, so deleting .venv resets it.
-STAMP="$VENV/.godot-bridge-installed"
+FOR=${SETUP_FOR:-test}
+STAMP="$VENV/.godot-bridge-installed-$FOR"
 if [[ ! -e $STAMP || $REPO/pyproject.toml -nt $STAMP ]]; then
-    echo "setup: installing godot-bridge (editable, with test extras) into $VENV" >&2
-    "$VENV/bin/pip" install -q -e "$REPO[test]" >&2
+    if [[ $FOR == demo ]]; then
+        echo "setup: installing godot-bridge (editable) into $VENV" >&2
+        "$VENV/bin/pip" install -q -e "$REPO" >&2
+    else
+        echo "setup: installing godot-bridge (editable, with test extras) into $VENV" >&2
+        "$VENV/bin/pip" install -q -e "$REPO[test]" >&2
+    fi
     touch "$STAMP"
 fi
 
 # Host packages the tests need, installed where apt is the package manager: libfuse 3 for the
 # case-insensitive FUSE file system of tests/test_casefold.py (tests/casefold_fs.py), and strace,
 # with which the load gate's tests watch what the engine really opens (tests/opened.py).
-if [[ $(uname -s) == Linux ]] && command -v apt-get >/dev/null; then
+if [[ $FOR != demo && $(uname -s) == Linux ]] && command -v apt-get >/dev/null; then
     missing=()
     dpkg-query -W -f='${Status}' libfuse3-3 2>/dev/null | grep -q 'ok installed' || missing+=(libfuse3-3)
     command -v strace >/dev/null || missing+=(strace)

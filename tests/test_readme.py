@@ -1,5 +1,6 @@
-"""Every JSON request in the README runs as written, from the repository root, and gives the reply
-printed after it (on a copy of examples/project at the same relative path)."""
+"""Every JSON request in the README and docs/ runs as written, from the repository root, and gives the
+reply printed after it (on a copy of examples/project at the same relative path); the README stays
+one screen and every page it points to exists."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ BLOCK = re.compile(r"```json\n(.*?)```", re.S)
 
 def examples() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(request, reply) for each request block followed by its reply block."""
-    blocks = [json.loads(text) for text in BLOCK.findall((REPO / "README.md").read_text())]
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    blocks = [json.loads(text) for page in pages for text in BLOCK.findall(page.read_text())]
     return [(request, reply) for request, reply in pairwise(blocks)
             if "project_path" in request and reply.get("op") == request.get("op") and "result" in reply]
 
@@ -39,3 +41,13 @@ def test_every_readme_example_runs_as_written(godot_bin: str, tmp_path: Path) ->
         for request, expected in examples():
             assert request["project_path"] == "examples/project"
             assert bridge.run(request) == expected, request
+
+
+def test_the_readme_is_one_screen_and_its_links_lead_somewhere() -> None:
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= 80
+    for target in re.findall(r"\]\(([^)#]+)", text):
+        assert (REPO / target).is_file(), target
+    for page in (REPO / "docs").glob("*.md"):
+        for target in re.findall(r"\]\(([^)#:]+\.md)", page.read_text()):
+            assert (page.parent / target).is_file(), (page.name, target)
