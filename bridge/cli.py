@@ -126,6 +126,9 @@ def _run(args: argparse.Namespace) -> int:
     if source.startswith("@"):
         text = _decoded(_read_file(source[1:]))
     elif source == "-":
+        if sys.stdin.isatty():
+            sys.stderr.write("godot-bridge run: reading one JSON request from the terminal; end it with Ctrl-D "
+                             "(or give the request as an argument, or @FILE)\n")
         text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
@@ -133,8 +136,18 @@ def _run(args: argparse.Namespace) -> int:
     with _bridge(args) as bridge:
         _prewarm(bridge, request, 1)
         reply = bridge.run(request)
+        if isinstance(request, str) and not text.lstrip().startswith(("{", "[")) and "error" in reply:
+            reply["error"]["message"] += (
+                "; `godot-bridge run` takes the request itself as JSON, or @FILE naming a file that holds it, "
+                'e.g. {"op": "resource_read", "project_path": ".", "resource_path": "' + _example_path(text) + '"}')
         _print(reply)
     return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
+
+
+def _example_path(text: str) -> str:
+    """`text` when it reads as a resource path (what a user meant to read), else a sample one."""
+    word = text.strip()
+    return word if word.endswith((".tres", ".tscn", ".res")) and '"' not in word and "\\" not in word else "a.tres"
 
 
 def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
@@ -288,7 +301,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
     project = report.get("project")
     if project is not None and project["valid"]:
         state = ("imported" if project["imported"] else
-                 "not imported yet (the first request that needs an asset imports it, a few seconds)")
+                 "not imported yet (the first request that needs an asset imports it, once)")
         lines.append(f"Project: {project['path']}: a Godot project, {state}")
     elif project is not None:
         lines.append(f"Project: not usable: {project['error']['message']}")

@@ -92,6 +92,16 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
         held.release()
 
 
+def assets(root: Path) -> int:
+    """How many files of `root` have import settings (a .import file beside them), .godot/ left out."""
+    found = 0
+    for folder, dirs, files in os.walk(root):
+        if Path(folder) == root:
+            dirs[:] = [d for d in dirs if d != ".godot"]
+        found += sum(1 for name in files if name.endswith(".import"))
+    return found
+
+
 def _audit(engine: engines.Engine, root: Path, pack: Path, deadline: float) -> set[str] | str:
     """Return the project's files the load gate refuses (relative paths), or why it could not tell."""
     argv = [engine.path, "--headless", "--path", str(root), "--main-pack", str(pack), "-s",

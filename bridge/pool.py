@@ -478,17 +478,23 @@ class Pool:
         """
         if self.imports(root) > seen:
             return True, None
-        if not self.settings.auto_import or self._import_tried.get(root, -1) == imports.stamp(root):
+        if not self.settings.auto_import:
+            return False, ("the project's assets are not imported and --no-import (auto_import=False) keeps the "
+                           "bridge from importing them: run without it, or open the project in the Godot editor once")
+        if self._import_tried.get(root, -1) == imports.stamp(root):
             return False, None
+        started = time.monotonic()
 
         def announce() -> None:
-            log.warning("godot-bridge: importing the assets of %s (first use; this takes a few seconds)", root)
+            log.warning("godot-bridge: importing the assets of %s (first use; %d with import settings; the "
+                        "engine imports each texture, mesh and font once)", root, imports.assets(root))
 
         failure = imports.import_project(self._found_engine(), root, self._pack(),
                                          max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce)
         self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1
+            log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
         return failure is None, failure
 
     def skipping(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from bridge import Bridge
 from bridge.errors import InvalidRequest
 from bridge.models import parse_request
-from conftest import snapshot
+from conftest import run_cli, snapshot
 
 pytestmark = pytest.mark.godot
 
@@ -55,3 +56,11 @@ def test_a_misspelt_member_gets_a_suggestion() -> None:
     with pytest.raises(InvalidRequest, match="unknown member 'propertis'; did you mean 'properties'"):
         parse_request({"op": "material_create", "project_path": "p", "material_type": "StandardMaterial3D",
                        "resource_path": "m.tres", "propertis": {}})
+
+
+def test_run_given_a_path_instead_of_a_request_says_what_it_takes(godot_bin: str) -> None:
+    done = run_cli("--godot", godot_bin, "run", "door/model/door.tres")
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "invalid_json"
+    assert "@FILE" in reply["error"]["message"]
+    assert '"resource_path": "door/model/door.tres"' in reply["error"]["message"]

@@ -71,8 +71,11 @@ def test_a_bridge_imports_a_project_once(
         first = bridge.run(style_box(textured, "ui/a.tres"))
         second = bridge.run({**style_box(textured, "ui/b.tres"), "properties": {"texture": "icons/blue.png"}})
     assert (first["result"], second["result"]) == ("ok", "ok")
-    assert [record.getMessage() for record in caplog.records].count(  # the library logs it (logger "bridge")
-        f"{IMPORTING} {textured} (first use; this takes a few seconds)") == 1
+    messages = [record.getMessage() for record in caplog.records]  # the library logs them (logger "bridge")
+    announced = (f"{IMPORTING} {textured} (first use; 0 with import settings; the engine imports each texture, "
+                 "mesh and font once)")
+    assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
+    assert len([m for m in messages if m.startswith(f"godot-bridge: imported the assets of {textured} in ")]) == 1
 
 
 def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godot_bin: str) -> None:
@@ -83,6 +86,7 @@ def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godo
     assert reply["error"]["code"] == "not_imported"
     assert reply["error"]["field"] == "properties"
     assert "res://icons/red.png" in reply["error"]["message"]
+    assert "run without it, or open the project in the Godot editor once" in reply["error"]["message"]
     assert IMPORTING not in done.stderr
     assert snapshot(textured) == before
 
