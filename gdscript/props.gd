@@ -44,6 +44,11 @@ const _GODOT_3_NAMES: Dictionary = {
 	"ParticlesMaterial": "ParticleProcessMaterial",
 }
 
+## Godot 3 property names that Godot 4 renamed or remade: the Godot 4 property, and how to say it.
+const _GODOT_3_PROPERTIES: Dictionary = {
+	"extents": ["size", "size, which is twice the extents (extents [1, 1, 1] is size [2, 2, 2])"],
+}
+
 ## infos() of a just-instantiated object, by class: every instance of a class has these properties
 ## (with these types), and get_property_list() is the costliest call of a request (~0.2 ms for a
 ## StandardMaterial3D). An object's own extra properties (a shader's uniforms, a script's members)
@@ -417,6 +422,8 @@ static func suggest(name: String, known: Array) -> String:
 	if ("shader_parameter/" + name) in known:
 		# A ShaderMaterial's uniforms are its shader_parameter/<name> properties.
 		return "; did you mean %s?" % JSON.stringify("shader_parameter/" + name)
+	if _GODOT_3_PROPERTIES.has(name) and _GODOT_3_PROPERTIES[name][0] in known:
+		return "; %s is Godot 3's: Godot 4 has %s" % [name, _GODOT_3_PROPERTIES[name][1]]
 	var scored: Array = []
 	for candidate: Variant in known:
 		var score: float = name.similarity(str(candidate))

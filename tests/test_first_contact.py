@@ -64,3 +64,10 @@ def test_run_given_a_path_instead_of_a_request_says_what_it_takes(godot_bin: str
     assert reply["error"]["code"] == "invalid_json"
     assert "@FILE" in reply["error"]["message"]
     assert '"resource_path": "door/model/door.tres"' in reply["error"]["message"]
+
+
+def test_godot_3_extents_are_answered_with_godot_4_size(project: Path, bridge: Bridge) -> None:
+    reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
+                        "shape_params": {"extents": [1, 1, 1]}, "save_path": "box.tres"})
+    assert reply["error"]["code"] == "unknown_property", reply
+    assert "twice the extents" in reply["error"]["message"]
