@@ -69,19 +69,28 @@ HIDDEN = ("id", "op")
 the variant spellings of a member (still accepted), and `allow_scripts` only on a server started
 with --allow-scripts."""
 
-def _reply_schema() -> dict[str, Any]:
-    """The output schema of every tool: a success reply (bridge/models.py OkReply), as an agent reads it."""
+def _reply_schema(op: str) -> dict[str, Any]:
+    """The output schema of tool `op`: a success reply (bridge/models.py OkReply) with the members
+    that apply to it (one whose description names another operation, "resource_read: ...", is left
+    out), as an agent reads it."""
     schema = OkReply.model_json_schema()
     schema.pop("title", None)
-    schema["properties"] = {name: {key: value for key, value in member.items() if key != "title"}
-                            for name, member in schema["properties"].items()}
+    schema["properties"] = {
+        name: {key: value for key, value in member.items() if key != "title"}
+        for name, member in schema["properties"].items()
+        if not _for_another(member.get("description", ""), op)
+    }
     return schema
+
+
+def _for_another(description: str, op: str) -> bool:
+    named = description.split(":", 1)[0]
+    return named in REQUEST_MODELS and named != op
 
 
 def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[types.Tool]:
     """Return one tool per operation; with a default `project`, project_path becomes optional."""
     schema = request_schema()
-    reply_schema = _reply_schema()
     tools = []
     for op, ref in schema["discriminator"]["mapping"].items():
         model_schema = copy.deepcopy(schema["$defs"][ref.rsplit("/", 1)[-1]])
@@ -107,7 +116,7 @@ def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[t
                 title=TITLES[op],
                 description=f"{model_schema.pop('description')}\n\nExample arguments (with project_path): {example}",
                 input_schema=model_schema,
-                output_schema=reply_schema,
+                output_schema=_reply_schema(op),
                 annotations=types.ToolAnnotations(
                     title=TITLES[op],
                     read_only_hint=op == "resource_read",

@@ -132,6 +132,12 @@ def test_five_tools_offer_their_members_once_with_one_example_each(godot_bin: st
         assert annotations is not None and annotations.title and annotations.open_world_hint is False
         assert annotations.idempotent_hint is True
         assert tools[name].output_schema is not None
+    # Each tool's output schema has the members of its own replies only.
+    outputs = {name: set(tools[name].output_schema["properties"]) for name in tools}  # type: ignore[index]
+    assert {"properties", "script"} <= outputs["resource_read"] and "changed" not in outputs["resource_read"]
+    assert "changed" in outputs["resource_update"] and "properties" not in outputs["material_create"]
+    assert "shape_type" in outputs["shape_create"] and "shape_type" not in outputs["resource_read"]
+    assert sum(len(json.dumps(tool.output_schema)) for tool in listed) < 6000
     assert tools["resource_read"].annotations and tools["resource_read"].annotations.read_only_hint
     assert sum(len(tool.description or "") for tool in listed) < 2500
 
