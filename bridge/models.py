@@ -299,7 +299,10 @@ class OkReply(Reply):
     type: str | None = Field(None, description="Class of the resource read, created or changed.")
     script: str | None = Field(None, description="resource_read: the script the resource carries, if any.")
     properties: dict[str, Any] | None = Field(None, description="resource_read: stored properties, name -> value.")
-    changed: list[str] | None = Field(None, description="resource_update: the properties whose stored value changed.")
+    changed: list[str] | None = Field(
+        None, description="resource_update: every stored property that changed, those set first; inside an embedded "
+        "resource as property.member."
+    )
     shape_type: str | None = Field(None, description="shape_create: the shape class.")
 
 

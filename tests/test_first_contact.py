@@ -71,3 +71,12 @@ def test_godot_3_extents_are_answered_with_godot_4_size(project: Path, bridge: B
                         "shape_params": {"extents": [1, 1, 1]}, "save_path": "box.tres"})
     assert reply["error"]["code"] == "unknown_property", reply
     assert "twice the extents" in reply["error"]["message"]
+
+
+def test_an_update_lists_every_property_it_changed_also_the_engines_linked_ones(project: Path, bridge: Bridge) -> None:
+    (project / "outlined.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
+    request = {"op": "resource_update", "project_path": str(project), "resource_path": "outlined.tres"}
+    first = bridge.run({**request, "properties": {"stencil_mode": "STENCIL_MODE_OUTLINE"}})
+    assert first["changed"] == ["stencil_mode", "next_pass", "stencil_flags"], first
+    second = bridge.run({**request, "properties": {"stencil_outline_thickness": 0.05}})
+    assert second["changed"] == ["stencil_outline_thickness", "next_pass.grow_amount"], second

@@ -20,9 +20,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var properties: Dictionary = request.get("properties", {})
 	var reset: Array = request.get("reset", [])
 	var names: Array = properties.keys() + reset
-	var before: Dictionary = {}
-	for name: String in names:
-		before[name] = resource.get(name)
+	var before: Dictionary = _stored_values(resource)
 	# Names to set are checked by Props.apply(), as for any request; names to reset here.
 	var known: Dictionary = Props.infos(resource)
 	for name: String in reset:
@@ -46,7 +44,34 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if job.failed():
 		return {}
 	Saving.save(resource, request["path"], job, "path", values, "properties")
-	var changed: Array = names.filter(
-		func(name: String) -> bool: return not Props.same(before[name], resource.get(name))
-	)
+	# Every stored property that changed, the ones named first: setting one property can change
+	# another, also inside an embedded resource (stencil_outline_thickness moves the grow_amount of
+	# the outline material the engine keeps in next_pass: "next_pass.grow_amount").
+	var after: Dictionary = _stored_values(resource)
+	var changed: Array = []
+	for name: String in names + after.keys():
+		if name in changed or Props.same(before.get(name), after.get(name)):
+			continue
+		# A resource that is new as a whole is one change, not one per member.
+		if not changed.any(func(parent: String) -> bool: return name.begins_with(parent + ".")):
+			changed.append(name)
 	return {"type": resource.get_class(), "changed": changed}
+
+
+## The value of every property `resource` stores, by name, and those of the resources embedded in
+## it as "<property>.<name>" (to a few levels; a resource met again is not entered again).
+static func _stored_values(resource: Resource, prefix: String = "", seen: Dictionary = {}) -> Dictionary:
+	var values: Dictionary = {}
+	seen[resource] = true
+	for info: Dictionary in resource.get_property_list():
+		var name: String = info["name"]
+		if info["usage"] & PROPERTY_USAGE_STORAGE == 0 or name in Props.FORBIDDEN:
+			continue
+		var value: Variant = resource.get(name)
+		values[prefix + name] = value
+		var embedded: bool = (
+			value is Resource and (value.resource_path.is_empty() or value.resource_path.contains("::"))
+		)
+		if embedded and not seen.has(value) and prefix.count(".") < 3:
+			values.merge(_stored_values(value, prefix + name + ".", seen))
+	return values
