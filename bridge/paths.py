@@ -34,14 +34,14 @@ _TO_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
 def project_root(project_path: str, relative_to: str | None = None) -> Path:
     """Return the real path of a Godot project directory, or raise ProjectNotFound.
 
-    A relative `project_path` is taken against the folder `relative_to` (the command line passes the
-    current folder); without one it is refused (the Python API wants absolute paths).
+    A relative `project_path` is taken against the folder `relative_to`, by default the current one
+    (as a shell would take it, in the Python API as on the command line).
     """
     field = "project_path"
     if "\0" in project_path:
         raise ProjectNotFound("project_path contains a NUL byte", field=field)
-    if relative_to is not None and project_path and not os.path.isabs(project_path):
-        project_path = os.path.join(relative_to, project_path)
+    if project_path and not os.path.isabs(project_path):
+        project_path = os.path.join(relative_to if relative_to is not None else os.getcwd(), project_path)
     if not os.path.isabs(project_path):
         raise ProjectNotFound(
             f"project_path must be absolute, got {project_path!r}", field=field

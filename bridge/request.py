@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -95,6 +96,9 @@ class Roots:
         self._known: dict[str, Path | BridgeError] = {}
 
     def resolve(self, project_path: str) -> Path:
+        if self.relative_to is None and not os.path.isabs(project_path):
+            # Taken against the current folder, which may have changed since it was last resolved.
+            project_path = os.path.join(os.getcwd(), project_path)
         known = self._known.get(project_path)
         if known is None:
             if len(self._known) >= _ROOTS_CACHED:

@@ -80,3 +80,14 @@ def test_an_update_lists_every_property_it_changed_also_the_engines_linked_ones(
     assert first["changed"] == ["stencil_mode", "next_pass", "stencil_flags"], first
     second = bridge.run({**request, "properties": {"stencil_outline_thickness": 0.05}})
     assert second["changed"] == ["stencil_outline_thickness", "next_pass.grow_amount"], second
+
+
+def test_the_python_api_takes_a_relative_project_path_as_the_command_line_does(
+    project: Path, bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.parent)
+    reply = bridge.resource_read(project.name, "materials/base.tres")
+    assert reply["result"] == "ok" and reply["type"] == "StandardMaterial3D"
+    monkeypatch.chdir(project)
+    here = bridge.run({"op": "resource_read", "project_path": ".", "resource_path": "materials/base.tres"})
+    assert here["result"] == "ok"
