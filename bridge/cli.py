@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
@@ -208,7 +209,7 @@ def _batch(args: argparse.Namespace) -> int:
     # others (without waiting for them) once there are requests for them.
     total = _count_lines(args.file, None if want_progress else args.jobs)
     request: Any = _decode(_decoded(first)) if first else None
-    progress = _Progress(total) if want_progress else None
+    progress = _Progress(total, bar=want_progress)
     failed = False
     with stream, _bridge(args, args.jobs) as bridge:
         _prewarm(bridge, request, min(args.jobs, total) if total is not None else 1)
@@ -224,16 +225,14 @@ def _batch(args: argparse.Namespace) -> int:
                 # without one system call per reply on a fast run.
                 if not bridge.ready():
                     out.flush()
-                if progress is not None:
-                    progress.update(reply)
+                progress.update(reply)
             out.flush()
         except BrokenPipeError:
             # The reader went away (`| head`): stop quietly, as other command-line tools do.
             os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
             return EXIT_ERROR
         finally:
-            if progress is not None:
-                progress.close()
+            progress.close()
     return EXIT_ERROR if failed else EXIT_OK
 
 
@@ -331,24 +330,28 @@ def _count_lines(source: str, most: int | None = None) -> int | None:
 
 
 class _Progress:
-    """The batch's progress bar on stderr (tqdm: as wide as the terminal, percentage, elapsed time,
-    rate and time left), errors counted beside it, and a summary line when the batch ends."""
+    """The batch's progress bar on stderr when `bar` (tqdm: as wide as the terminal, percentage,
+    elapsed time, rate and time left), errors counted beside it, and, bar or not (a CI log), a
+    summary line when the batch ends."""
 
-    def __init__(self, total: int | None) -> None:
+    def __init__(self, total: int | None, *, bar: bool) -> None:
         from tqdm import tqdm
 
         self.errors = 0
+        self.done = 0
+        self.started = time.monotonic()
         self.bar = tqdm(total=total, desc="batch", unit="req", file=sys.stderr, dynamic_ncols=True,
-                        mininterval=0.1, smoothing=0.1)
+                        mininterval=0.1, smoothing=0.1, disable=not bar)
 
     def update(self, reply: dict[str, Any]) -> None:
+        self.done += 1
         if reply["result"] != "ok":
             self.errors += 1
             self.bar.set_postfix_str(f"{self.errors} error{'s' if self.errors != 1 else ''}", refresh=False)
         self.bar.update(1)
 
     def close(self) -> None:
-        done, elapsed = self.bar.n, self.bar.format_dict["elapsed"]
+        done, elapsed = self.done, time.monotonic() - self.started
         self.bar.close()
         errors = f"{self.errors} error{'s' if self.errors != 1 else ''}"
         sys.stderr.write(f"godot-bridge: {done} request{'s' if done != 1 else ''} in {elapsed:.1f} s "

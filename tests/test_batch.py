@@ -201,7 +201,7 @@ def test_a_batch_serves_every_project_whatever_its_first_line_names(godot_bin: s
     assert sorted(p.name for p in (other / "made").iterdir()) == [f"m{i}.tres" for i in (0, 2, 4, 6)]
 
 
-@pytest.mark.parametrize("columns", [60, 120])
+@pytest.mark.parametrize("columns", [0, 60, 120])  # 0: a pseudo-terminal that reports no width (CI runners)
 def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
         godot_bin: str, project: Path, tmp_path: Path, columns: int) -> None:
     import fcntl
@@ -230,7 +230,7 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
     text = shown.decode()
     drawn = [part for line in text.splitlines() for part in line.split("\r") if part.strip()]
     bars = [part for part in drawn if part.startswith("batch:")]
-    assert bars and all(len(part.rstrip()) <= columns for part in bars), bars
+    assert bars and all(len(part.rstrip()) <= (columns or 80) for part in bars), bars
     assert "100%" in bars[-1] and "40/40" in bars[-1] and "10 errors" in bars[-1]
     assert re.search(r"00:\d\d<00:00", bars[-1])  # elapsed and time left
     assert re.fullmatch(r"godot-bridge: 40 requests in \d+\.\d s \(\d+ req/s\): 30 ok, 10 errors", drawn[-1].strip())
@@ -263,3 +263,11 @@ def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(
     assert run.stdout is not None
     assert replies(run.stdout.read().decode())[0]["result"] == "ok"
     assert len(engines) == 1
+
+
+def test_a_batch_logged_to_a_file_ends_with_its_summary_line(godot_bin: str, project: Path) -> None:
+    requests = [read(project, "materials/base.tres" if i % 4 else "nope.tres") for i in range(8)]
+    done = run_cli("--godot", godot_bin, "batch", input=jsonl(requests))  # stderr is a pipe, as in CI
+    assert "\r" not in done.stderr  # no bar drawn
+    assert re.fullmatch(r"godot-bridge: 8 requests in \d+\.\d s \(\d+ req/s\): 6 ok, 2 errors",
+                        done.stderr.strip().splitlines()[-1])
