@@ -54,7 +54,8 @@ def test_symlinked_file_leading_out_is_refused(bridge: Bridge, project: Path, ou
 
 
 @pytest.mark.parametrize(("make", "why"), [
-    (lambda tmp: "relative/project", "absolute"),
+    # A relative path is taken against the current folder, as on the command line (issue 26).
+    (lambda tmp: "relative/project", "relative/project' is not a directory"),
     (lambda tmp: str(tmp / "missing"), "not a directory"),
     (str, "no project.godot"),
 ])
