@@ -5,12 +5,10 @@ const Job = preload("job.gd")
 const Codec = preload("codec.gd")
 const Gate = preload("safety/gate.gd")
 const Paths = preload("safety/paths.gd")
+const Scan = preload("safety/scan.gd")
 
 ## Members a request may never set: they would attach code or move the file.
 const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
-## The most entries an array of properties (Curve.point_count, Gradient's) may be given: far above
-## what a resource holds, far below what holds an engine for minutes.
-const MAX_COUNT: int = 100000
 ## The widest a texture the bridge makes may be, in pixels (the largest size GPUs take).
 const MAX_TEXTURE_SIZE: int = 16384
 const _NOT_A_PROPERTY: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
@@ -182,10 +180,10 @@ static func _settable(
 				member
 			)
 			return false
-	if info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY and (value < 0 or value > MAX_COUNT):
+	if info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY and (value < 0 or value > Scan.MAX_COUNT):
 		job.fail(
 			Job.INVALID_VALUE,
-			"%s: %d entries is more than the bridge makes (from 0 to %d)" % [where, value, MAX_COUNT],
+			"%s: %d entries is more than the bridge makes (from 0 to %d)" % [where, value, Scan.MAX_COUNT],
 			member
 		)
 		return false

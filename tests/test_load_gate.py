@@ -291,3 +291,12 @@ def test_a_texture_size_without_bound_is_refused_at_once(watched: Watched, type:
     assert name in reply["error"]["message"]
     assert time.monotonic() - started < 20
     assert not (watched.project / "t.tres").exists()
+
+
+def test_a_file_with_a_count_without_bound_is_refused_at_once(watched: Watched) -> None:
+    watched.write("curve.tres", '[gd_resource type="Curve" format=3]\n\n[resource]\npoint_count = 2147483647\n')
+    started = time.monotonic()
+    reply = watched.run("resource_read", resource_path="curve.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "point_count" in reply["error"]["message"] and "2147483647" in reply["error"]["message"]
+    assert time.monotonic() - started < 20

@@ -39,6 +39,8 @@ const _LENGTH_MASK: int = 0x7FFFFFFF
 
 # Value type ids as the file stores them (not Variant.Type: the file has its own numbering).
 const _V_NIL: int = 1
+const _V_INT: int = 3
+const _V_INT64: int = 40
 const _V_STRING: int = 5
 const _V_NODE_PATH: int = 22
 const _V_OBJECT: int = 24
@@ -360,6 +362,11 @@ static func _read_property(c: _Cursor, owner_type: String, where: String) -> voi
 		c.pos += 4
 		c.scan.add_value(owner_type, name, _string(c, "a string in " + at), where)
 		return
+	if c.scan.property_kind(owner_type, name) == "count" and c.left() >= 12:
+		var kind: int = c.bytes.decode_u32(c.pos)
+		if kind == _V_INT or kind == _V_INT64:
+			var count: int = c.bytes.decode_s32(c.pos + 4) if kind == _V_INT else c.bytes.decode_s64(c.pos + 4)
+			c.scan.add_value(owner_type, name, count, where)
 	var type: int = _skip_value(c, 0, at, bundled)
 	if c.ok and path_property and type != _V_NIL:
 		c.scan.add_value(owner_type, name, type, where)  # not a string: refused

@@ -5,8 +5,14 @@ extends RefCounted
 
 const Paths = preload("paths.gd")
 
-## Class -> {name of each of its path properties: true}, filled as classes are met.
-static var _path_properties: Dictionary = {}
+## The most entries an array of properties may be given (Curve.point_count, Gradient's): far above
+## what a resource holds, far below what holds an engine for minutes. props.gd holds requests to it.
+const MAX_COUNT: int = 100000
+const _PATH: String = "path"
+const _COUNT: String = "count"
+
+## Class -> {name of each of its path and count properties: _PATH or _COUNT}, filled as classes are met.
+static var _special_properties: Dictionary = {}
 
 ## Why the file cannot be vouched for although the engine might load it: a layout or construct the
 ## reader does not understand ("" when it was understood).
@@ -63,10 +69,17 @@ func mark_script(where: String) -> void:
 		script_set = where
 
 
-## Note the value of property `name` of class `type` when ClassDB hints it as a file or a folder:
-## a plain string is kept for gate.gd to confine; anything else (OTHER, a StringName) is refused.
+## Note the value of property `name` of class `type`: a path the engine opens (ClassDB hints it as a
+## file or a folder) is kept for gate.gd to confine when it is a plain string and refused otherwise
+## (OTHER, a StringName); a count of entries (an array count in ClassDB, Curve.point_count) beyond
+## MAX_COUNT is refused: the engine would allocate that many before anything else.
 func add_value(type: String, name: String, value: Variant, where: String) -> void:
-	if not is_path_property(type, name) or value == null:
+	var kind: String = property_kind(type, name)
+	if kind == _COUNT and typeof(value) == TYPE_INT and (value < 0 or value > MAX_COUNT):
+		fail(
+			"%s sets %s to %d entries, more than the bridge lets the engine make (%d)" % [where, name, value, MAX_COUNT]
+		)
+	if kind != _PATH or value == null:
 		return
 	if typeof(value) != TYPE_STRING:
 		fail("%s sets %s, a file path, to a value that is not a plain string" % [where, name])
@@ -76,14 +89,22 @@ func add_value(type: String, name: String, value: Variant, where: String) -> voi
 
 ## Whether ClassDB hints property `name` of class `type` as a path the engine opens.
 static func is_path_property(type: String, name: String) -> bool:
-	if not _path_properties.has(type):
-		var names: Dictionary = {}
+	return property_kind(type, name) == _PATH
+
+
+## "path" for a property of `type` that ClassDB hints as a file or folder, "count" for an array's
+## count of entries, "" for any other (found from ClassDB once per class).
+static func property_kind(type: String, name: String) -> String:
+	if not _special_properties.has(type):
+		var kinds: Dictionary = {}
 		if ClassDB.class_exists(type):
 			for info: Dictionary in ClassDB.class_get_property_list(type):
 				if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS:
-					names[info["name"]] = true
-		_path_properties[type] = names
-	return _path_properties[type].has(name)
+					kinds[info["name"]] = _PATH
+				elif info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY:
+					kinds[info["name"]] = _COUNT
+		_special_properties[type] = kinds
+	return _special_properties[type].get(name, "")
 
 
 ## Record that the file was read to its end (only then is an empty scan a clean one).
