@@ -64,18 +64,13 @@ static func problem(source: String, real: String, sections: Array[Dictionary]) -
 	return ""
 
 
-## Why an import with these `sections` must not run, or "": an import parameter that names a script
-## (an EditorScenePostImport's `import_script/path`, run by the importer) or a file outside the
-## project, which the importer would open (any key of [params], whatever its name), or a remap
-## path or source file leading to either (the editor opens them to check the import).
-## `code`: the extensions of script files.
-static func unsafe_import(sections: Array[Dictionary], code: PackedStringArray) -> String:
-	return unsafe_import_code(sections, code)[1]
-
-
-## unsafe_import() as [error code, reason]: not_imported for a parameter (the asset is left
-## unimported), path_outside_project for a remap or source leading out; ["", ""] when it is safe.
-static func unsafe_import_code(sections: Array[Dictionary], code: PackedStringArray) -> Array:
+## Why an import with these `sections` must not run, as [error code, reason], or ["", ""]: an import
+## parameter that names a script (an EditorScenePostImport's `import_script/path`, run by the
+## importer) or a file outside the project, which the importer would open (any key of [params],
+## whatever its name): not_imported, the asset is left unimported; or a remap path or source file
+## leading to either (the editor opens them to check the import): unsafe_resource or
+## path_outside_project. `code`: the extensions of script files.
+static func unsafe_import(sections: Array[Dictionary], code: PackedStringArray) -> Array:
 	var named: Dictionary = {}
 	for key: Variant in section(sections, "params"):
 		named["import parameter %s" % key] = section(sections, "params")[key]

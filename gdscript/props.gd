@@ -165,18 +165,12 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 static func _settable(
 	target: Object, info: Dictionary, value: Variant, job: Job, where: String, member: String
 ) -> bool:
-	if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS and not str(value).is_empty():
-		if not Paths.opens_inside(value):
+	if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS:
+		var fault: Array = Gate.opened_file_fault(value)
+		if not fault.is_empty():
 			job.fail(
-				Job.PATH_OUTSIDE_PROJECT,
-				"%s: %s names a file outside the project, which the engine would open" % [where, JSON.stringify(value)],
-				member
-			)
-			return false
-		if str(value).get_extension().to_lower() in Gate.code_extensions():
-			job.fail(
-				Job.UNSAFE_RESOURCE,
-				"%s: %s is a script, not a file this property may open" % [where, JSON.stringify(value)],
+				fault[0],
+				"%s: %s names %s, which the engine would open" % [where, JSON.stringify(value), fault[1]],
 				member
 			)
 			return false

@@ -135,7 +135,9 @@ static func _verdict(path: String) -> Array:
 	var extension: String = path.get_extension().to_lower()
 	if not job.allow_scripts and extension in code_extensions():
 		return [Job.UNSAFE_RESOURCE, "is a script or a native library, which the engine would run"]
-	var head: PackedByteArray = _head(real)
+	# Opened once: its first bytes tell an LFS pointer and a binary resource, the rest is read on.
+	var file: FileAccess = FileAccess.open(real, FileAccess.READ)
+	var head: PackedByteArray = file.get_buffer(64) if file != null else PackedByteArray()
 	if head.get_string_from_utf8().begins_with(_LFS_POINTER):
 		return [Job.NOT_FOUND, "is a Git LFS pointer, not the file itself (run `git lfs pull`)"]
 	if FileAccess.file_exists(real + ".import") and not Paths.is_engine_file(path):
@@ -145,7 +147,7 @@ static func _verdict(path: String) -> Array:
 	var magic: String = head.slice(0, 4).get_string_from_ascii()
 	if job.allow_scripts or not (extension in _TEXT_EXTENSIONS or magic == "RSRC" or magic == "RSCC"):
 		return [_PASS, ""]
-	var scan: Scan = read(FileAccess.get_file_as_bytes(real))
+	var scan: Scan = read(head + file.get_buffer(file.get_length() - head.size()) if file != null else head)
 	var problem: Array = judge(scan)
 	if not problem.is_empty():
 		return problem
@@ -190,16 +192,22 @@ static func judge(scan: Scan) -> Array:
 		)
 		return [Job.UNSAFE_RESOURCE, "cannot be vouched for: %s; the engine is not asked to load it" % why]
 	for value: Dictionary in scan.file_values:
-		var named: String = value["path"]
-		if named.is_empty():
-			continue
-		if not Paths.opens_inside(named):
-			return [
-				Job.PATH_OUTSIDE_PROJECT,
-				"names a file outside the project in %s: %s" % [value["where"], JSON.stringify(named)]
-			]
-		if named.get_extension().to_lower() in code_extensions():
-			return [Job.UNSAFE_RESOURCE, "names a script in %s: %s" % [value["where"], JSON.stringify(named)]]
+		var fault: Array = opened_file_fault(value["path"])
+		if not fault.is_empty():
+			return [fault[0], "names %s in %s: %s" % [fault[1], value["where"], JSON.stringify(value["path"])]]
+	return []
+
+
+## Why the engine must not open `named`, a path a property hinted as a file gives it to open by
+## itself (FileAccess, not the loaders, so not through this gate): [code, what it is], or [] when it
+## may ("" names nothing). Files and requests (props.gd) are held to this one rule.
+static func opened_file_fault(named: String) -> Array:
+	if named.is_empty():
+		return []
+	if not Paths.opens_inside(named):
+		return [Job.PATH_OUTSIDE_PROJECT, "a file outside the project"]
+	if named.get_extension().to_lower() in code_extensions():
+		return [Job.UNSAFE_RESOURCE, "a script"]
 	return []
 
 
@@ -209,7 +217,7 @@ func _asset(path: String, real: String, original_path: String) -> Variant:
 	var sections: Array[Dictionary] = Imported.config(real + ".import")
 	# allow_scripts lifts the script rule (an import remapped to a script loads it), not the confinement.
 	var code: PackedStringArray = PackedStringArray() if job.allow_scripts else code_extensions()
-	var unsafe: Array = Imported.unsafe_import_code(sections, code)
+	var unsafe: Array = Imported.unsafe_import(sections, code)
 	if not unsafe[0].is_empty():
 		var why: String = (
 			"has not been imported by the engine: %s" if unsafe[0] == Job.NOT_IMPORTED else "cannot be loaded: %s"
@@ -277,12 +285,6 @@ static func named(load: Dictionary, file: String) -> String:
 	if named.contains("://") or named.is_absolute_path():
 		return named
 	return file.get_base_dir().path_join(named).simplify_path()
-
-
-## The first bytes of a file (magic numbers and pointer headers are in them).
-static func _head(real: String) -> PackedByteArray:
-	var file: FileAccess = FileAccess.open(real, FileAccess.READ)
-	return file.get_buffer(64) if file != null else PackedByteArray()
 
 
 ## The extensions the engine loads without an import (its loaders are all registered at start-up).

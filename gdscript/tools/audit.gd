@@ -61,13 +61,10 @@ static func _safe(path: String, extension: String) -> bool:
 				return false
 		return true
 	if extension == "import":
-		return Imported.unsafe_import(Imported.config(real), Gate.code_extensions()).is_empty()
+		return Imported.unsafe_import(Imported.config(real), Gate.code_extensions())[0].is_empty()
 	if extension == "remap":
 		var target: Variant = Imported.remap_values(Imported.config(real)).get("path", "")
 		if typeof(target) != TYPE_STRING or target.is_empty():
 			return true
-		var to: String = Paths.real(
-			target if target.contains("://") or target.is_absolute_path() else "res://" + target
-		)
-		return Paths.inside(to) and target.get_extension().to_lower() not in Gate.code_extensions()
+		return Paths.opens_inside(target) and target.get_extension().to_lower() not in Gate.code_extensions()
 	return true
