@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="progress bar on stderr (default: when stderr is a terminal)")
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
     doctor = commands.add_parser("doctor", parents=[common],
-                                 help="list the Godot binaries found, say which is used, and check a project")
+                                 help="list the Godot binaries found, say which is used, check a project, and "
+                                      "say whether engines start behind the Landlock wall")
     doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
     doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
     mcp = commands.add_parser("mcp", parents=[common], help="serve the operations as MCP tools on stdio",
