@@ -25,11 +25,14 @@ the import done (the stamp of `.godot/imported/` has moved) and does not import 
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +52,17 @@ IMPORT_TIMEOUT = 900.0
 _RECOVERY_MODE = (4, 5, 0)
 """The first Godot with --recovery-mode (editor plugins, tool scripts and GDExtensions off)."""
 
+Progress = Callable[[int, int], None]
+"""Told (assets imported so far, assets to import) as the editor imports each one."""
+
+_STEP = re.compile(r"^\[\s*\d+% \] reimport \| (.*)$")
+"""A step of the editor's import on its stdout (colours taken out): `[ 41% ] reimport | c13.png`.
+Godot 4 prints its progress tasks on stdout headless too, a terminal or not (EditorNode's
+ProgressDialog, headless branch): first `Started (Re)Importing Assets (N steps)`, then one line
+per asset, between lines of its own phases, which end in an ellipsis."""
+_TOTAL = re.compile(r"^Started \(Re\)Importing Assets \((\d+) steps\)$")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
 
 def stamp(root: Path) -> int | None:
     """Return when the project's import folder last changed (None when there is none): an import
@@ -60,10 +74,10 @@ def stamp(root: Path) -> int | None:
 
 
 def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: float, seen: int | None,
-                   announce: Callable[[], None]) -> str | None:
+                   announce: Callable[[], None], progress: Progress) -> str | None:
     """Import the assets of `root` (a real project path) unless someone did since `seen` (a stamp()
     taken when the need was found); return None when the project may be served again, else why not.
-    `announce` is called just before an import really starts."""
+    `announce` is called just before an import really starts, `progress` as each asset is imported."""
     deadline = time.monotonic() + timeout
     try:
         held = locks.hold([root / ".godot" / "imported"], deadline)
@@ -81,7 +95,7 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
             if isinstance(left_out, str):
                 return left_out
             _mirror(root, shadow, left_out)
-            failure = _run_import(engine, shadow, deadline)
+            failure = _run_import(engine, shadow, deadline, progress)
             if failure is not None:
                 return failure
             _bring_back(shadow, root)
@@ -159,20 +173,44 @@ def _link(source: Path, target: Path) -> None:
     shutil.copy2(source, target)
 
 
-def _run_import(engine: engines.Engine, shadow: Path, deadline: float) -> str | None:
+def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress: Progress) -> str | None:
     argv = [engine.path, "--headless", "--path", str(shadow), "--import"]
     if engine.version_tuple >= _RECOVERY_MODE:
         argv.insert(2, "--recovery-mode")
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=max(1.0, deadline - time.monotonic()),
-                              stdin=subprocess.DEVNULL, check=False, cwd=shadow)
-    except subprocess.TimeoutExpired:
-        return "the engine's import ran past the deadline"
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   cwd=shadow)
     except OSError as exc:
         return f"the engine's import could not be started: {exc}"
-    if done.returncode != 0:
-        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
-        return f"the engine's import exited with status {done.returncode}: {tail}"
+    # The output is read as it comes, for progress; a timer ends an import that runs past the deadline.
+    timer = threading.Timer(max(1.0, deadline - time.monotonic()), process.kill)
+    timer.start()
+    tail: collections.deque[str] = collections.deque(maxlen=3)
+    total = done = 0
+    try:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            line = _COLOUR.sub("", raw.decode("utf-8", "replace")).strip()
+            step = _STEP.match(line)
+            if step is None:
+                if line:
+                    tail.append(line)
+                continue
+            started = _TOTAL.match(step[1])
+            if started is not None:
+                total = total or int(started[1])
+            elif total and not step[1].endswith("...") and done < total:
+                done += 1
+                progress(done, total)
+        status = process.wait()
+    finally:
+        timer.cancel()
+        process.kill()
+        process.wait()
+    if status != 0 and time.monotonic() >= deadline:
+        return "the engine's import ran past the deadline"
+    if status != 0:
+        return f"the engine's import exited with status {status}: {' / '.join(tail)}"
     return None
 
 

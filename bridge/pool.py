@@ -65,6 +65,9 @@ an idle worker is checked before every request."""
 IDLE_WAIT = 1.0
 """Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
+IMPORT_PROGRESS_EVERY = 2.0
+"""Seconds between two progress lines of an import (and one when the last asset is imported)."""
+
 _SKIPPED = "skipped: an earlier request failed and --stop-on-error is set"
 
 ArgvFor = Callable[[Path, str], Sequence[str]]
@@ -484,13 +487,21 @@ class Pool:
         if self._import_tried.get(root, -1) == imports.stamp(root):
             return False, None
         started = time.monotonic()
+        shown = started
 
         def announce() -> None:
             log.warning("godot-bridge: importing the assets of %s (first use; %d with import settings; the "
                         "engine imports each texture, mesh and font once)", root, imports.assets(root))
 
+        def progress(done: int, total: int) -> None:
+            nonlocal shown
+            now = time.monotonic()
+            if now - shown >= IMPORT_PROGRESS_EVERY or done == total:
+                shown = now
+                log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, total, now - started)
+
         failure = imports.import_project(self._found_engine(), root, self._pack(),
-                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce)
+                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress)
         self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1

@@ -10,12 +10,14 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
 import pytest
 
-from bridge import Bridge
+from bridge import Bridge, imports
+from bridge.engine import Engine
 from conftest import REPO, fresh_clone, run_cli, snapshot
 
 pytestmark = pytest.mark.godot
@@ -60,6 +62,21 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
     with Bridge(godot_bin) as bridge:
         read = bridge.resource_read(str(textured), "ui/panel.tres", depth=0)
     assert read["properties"]["texture"] == "res://icons/red.png"
+
+
+@pytest.mark.timeout(180)
+def test_the_import_tells_how_many_assets_it_has_done_and_how_long_it_took(
+    textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bridge.pool.IMPORT_PROGRESS_EVERY", 0.0)
+    for i in range(11):
+        (textured / "icons" / f"tile_{i}.png").write_bytes(png(8, 8))
+    with Bridge(godot_bin) as bridge:
+        assert bridge.run(style_box(textured))["result"] == "ok"
+    steps = [m.removeprefix("godot-bridge: importing: ") for m in (r.getMessage() for r in caplog.records)
+             if m.startswith("godot-bridge: importing: ")]
+    assert [step.split(" assets, ")[0] for step in steps] == [f"{done} of 12" for done in range(1, 13)]
+    assert all(step.split(" assets, ")[1].removesuffix(" s").isdigit() for step in steps)
 
 
 @pytest.mark.timeout(180)
@@ -274,3 +291,18 @@ def test_an_imported_asset_is_a_leaf_at_every_depth(clone: Path, godot_bin: str)
                            "depth": 0})
     assert deep["properties"]["albedo_texture"] == {"type": "CompressedTexture2D", "path": "res://icons/red.png"}
     assert flat["properties"]["albedo_texture"] == "res://icons/red.png"
+
+
+def test_an_import_past_its_deadline_is_ended_and_says_so(tmp_path: Path) -> None:
+    # A stand-in editor (only the transport is under test): it starts importing, then hangs.
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nprintf '[   0%% ] reimport | Started (Re)Importing Assets (2 steps)\\n"
+                      "[   0%% ] reimport | a.png\\n'\nexec sleep 60\n")
+    editor.chmod(0o755)
+    told: list[tuple[int, int]] = []
+    started = time.monotonic()
+    failure = imports._run_import(Engine(str(editor), "4.6.3.stable"), tmp_path, started + 1.0,
+                                  lambda done, total: told.append((done, total)))
+    assert failure == "the engine's import ran past the deadline"
+    assert time.monotonic() - started < 10
+    assert told == [(1, 2)]
