@@ -9,27 +9,29 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import Any, Union
+from typing import Any, TypeVar, Union, cast
 
 from . import engine as engines
 from .errors import from_wire
 from .pool import Pool, Settings
+from .replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
 from .request import Item, Reply
 from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
 
 DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 StrPath = Union[str, "os.PathLike[str]"]
 """A path member of a typed method: a string or a pathlib.Path."""
+Typed = TypeVar("Typed", bound=Answer)
 
 
 class Bridge:
     """Serve requests with warm engine processes per project, reused across calls.
 
     `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
-    The typed methods return the reply of a success and raise the `BridgeError` subclass of an
-    error reply. `batch()` streams replies in input order, up to `jobs` engines per project at
-    once. Call a Bridge from one thread at a time (the MCP server serialises its calls); for
-    parallel work use one Bridge per thread, or `batch()`.
+    The typed methods return the reply of a success, typed (bridge/replies.py), and raise the
+    `BridgeError` subclass of an error reply. `batch()` streams replies in input order, up to
+    `jobs` engines per project at once. Call a Bridge from one thread at a time (the MCP server
+    serialises its calls); for parallel work use one Bridge per thread, or `batch()`.
     """
 
     def __init__(
@@ -102,10 +104,29 @@ class Bridge:
         properties: list[str] | None = None,
         include_defaults: bool = False,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Read a saved resource's stored properties (`properties`: exactly these, defaults included)."""
-        return self._typed("resource_read", project_path=project_path, resource_path=resource_path, depth=depth,
-                           properties=properties, include_defaults=include_defaults, allow_scripts=allow_scripts)
+    ) -> ReadReply:
+        """Read the stored properties of a saved resource (.tres, .res, or a .tscn scene's root).
+
+        Args:
+            project_path: The project folder (holding project.godot), absolute or relative to the
+                current folder.
+            resource_path: The file, relative to the project or as res://.
+            depth: Levels of nested resources shown as objects ({"type", "properties"}); deeper
+                ones, and all at 0, as paths. Imported assets are always {"type", "path"}.
+            properties: Return exactly these properties, those at their class default included.
+            include_defaults: Return every stored property, also those at their class default.
+            allow_scripts: Load the resource even if it carries a script (which runs its code).
+
+        Returns:
+            The reply: `type`, `script` (or None) and `properties`, name -> value (colours and
+            vectors as lists of numbers).
+
+        Raises:
+            NotFound, UnsafeResource, LoadFailed, ... : the `BridgeError` of the error reply.
+        """
+        return self._typed(ReadReply, "resource_read", project_path=project_path, resource_path=resource_path,
+                           depth=depth, properties=properties, include_defaults=include_defaults,
+                           allow_scripts=allow_scripts)
 
     def material_create(
         self,
@@ -116,9 +137,28 @@ class Bridge:
         properties: dict[str, Any] | None = None,
         shader_path: StrPath | None = None,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Create a material (`shader_path` for a ShaderMaterial) and save it as a .tres file."""
-        return self._typed("material_create", project_path=project_path, material_type=material_type,
+    ) -> SavedReply:
+        """Create a material and save it as a .tres file (replacing one that is there).
+
+        Args:
+            project_path: The project folder, absolute or relative to the current folder.
+            material_type: A Material class (StandardMaterial3D, ORMMaterial3D, ShaderMaterial,
+                CanvasItemMaterial, ParticleProcessMaterial, ...) or PhysicsMaterial.
+            resource_path: Where to save, a .tres file relative to the project (or res://).
+            properties: Set after creation, name -> value as the engine names them: colours as
+                "#rrggbb", a colour name or [r, g, b(, a)] in 0-1, vectors as lists, resources as a
+                path or {"type", "properties"}.
+            shader_path: ShaderMaterial only: the .gdshader assigned before the properties.
+            allow_scripts: Allow loading resources that carry a script.
+
+        Returns:
+            The reply: `resource_path` and `type` of the file written.
+
+        Raises:
+            UnknownProperty, InvalidType, InvalidValue, SaveFailed, ... : the `BridgeError` of the
+            error reply; nothing is written then.
+        """
+        return self._typed(SavedReply, "material_create", project_path=project_path, material_type=material_type,
                            resource_path=resource_path, properties=properties, shader_path=shader_path,
                            allow_scripts=allow_scripts)
 
@@ -132,9 +172,25 @@ class Bridge:
         scene_path: StrPath | None = None,
         node_path: str | None = None,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Create a collision shape; save it (`save_path`) and/or assign it to a scene's node."""
-        return self._typed("shape_create", project_path=project_path, shape_type=shape_type,
+    ) -> ShapeReply:
+        """Create a collision shape; save it (`save_path`) and/or assign it to a scene's node.
+
+        Args:
+            project_path: The project folder, absolute or relative to the current folder.
+            shape_type: A Godot 4 shape class (BoxShape3D, CircleShape2D, ...; docs/usage.md lists them).
+            shape_params: The shape's properties (size, radius, height, points, ...).
+            save_path: Save the shape as this .tres file.
+            scene_path: A scene (.tscn) whose node gets the shape; `node_path` names the node.
+            node_path: The CollisionShape2D/3D node of that scene (required with `scene_path`).
+            allow_scripts: Allow loading a scene or resources that carry a script.
+
+        Returns:
+            The reply: `shape_type`, and the `save_path`, `scene_path` and `node_path` given.
+
+        Raises:
+            NodeNotFound, IncompatibleNode, InvalidValue, ... : the `BridgeError` of the error reply.
+        """
+        return self._typed(ShapeReply, "shape_create", project_path=project_path, shape_type=shape_type,
                            shape_params=shape_params, save_path=save_path, scene_path=scene_path,
                            node_path=node_path, allow_scripts=allow_scripts)
 
@@ -146,9 +202,23 @@ class Bridge:
         *,
         properties: dict[str, Any] | None = None,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Create a UI style box and save it as a .tres file."""
-        return self._typed("style_box_create", project_path=project_path, style_type=style_type,
+    ) -> SavedReply:
+        """Create a UI style box and save it as a .tres file.
+
+        Args:
+            project_path: The project folder, absolute or relative to the current folder.
+            style_type: StyleBoxFlat, StyleBoxTexture, StyleBoxLine or StyleBoxEmpty.
+            resource_path: Where to save, a .tres file relative to the project (or res://).
+            properties: Set after creation, name -> value (as for `material_create`).
+            allow_scripts: Allow loading resources that carry a script.
+
+        Returns:
+            The reply: `resource_path` and `type` of the file written.
+
+        Raises:
+            UnknownProperty, InvalidType, InvalidValue, ... : the `BridgeError` of the error reply.
+        """
+        return self._typed(SavedReply, "style_box_create", project_path=project_path, style_type=style_type,
                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
 
     def resource_duplicate(
@@ -160,9 +230,24 @@ class Bridge:
         property_overrides: dict[str, Any] | None = None,
         deep_copy: bool = False,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Copy a saved resource to a new .tres file, with optional property overrides."""
-        return self._typed("resource_duplicate", project_path=project_path, source_path=source_path,
+    ) -> DuplicateReply:
+        """Copy a saved resource to a new .tres file, with optional property overrides.
+
+        Args:
+            project_path: The project folder, absolute or relative to the current folder.
+            source_path: The resource to copy, relative to the project (or res://).
+            dest_path: Where the copy is saved, a .tres file.
+            property_overrides: Properties set on the copy; all others keep the source's values.
+            deep_copy: Copy nested resources into the file instead of sharing them.
+            allow_scripts: Allow loading resources that carry a script.
+
+        Returns:
+            The reply: `source_path`, `dest_path` and the copy's `type`.
+
+        Raises:
+            NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply.
+        """
+        return self._typed(DuplicateReply, "resource_duplicate", project_path=project_path, source_path=source_path,
                            dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
                            allow_scripts=allow_scripts)
 
@@ -174,9 +259,26 @@ class Bridge:
         properties: dict[str, Any] | None = None,
         reset: list[str] | None = None,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Change properties of a saved resource in place; `reset` puts others back to their defaults."""
-        return self._typed("resource_update", project_path=project_path, resource_path=resource_path,
+    ) -> UpdateReply:
+        """Change properties of a saved resource in place; its uid, ids and other lines stay as they are.
+
+        Args:
+            project_path: The project folder, absolute or relative to the current folder.
+            resource_path: The .tres or .res file to change.
+            properties: New values, name -> value (a ShaderMaterial's uniforms as
+                shader_parameter/<name>).
+            reset: Properties put back to their class default (their lines leave the file).
+            allow_scripts: Allow loading resources that carry a script.
+
+        Returns:
+            The reply: the resource's `type` and `changed`, every stored property that changed
+            (those set first, then any the engine changed with them).
+
+        Raises:
+            NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply;
+            the file is as it was then.
+        """
+        return self._typed(UpdateReply, "resource_update", project_path=project_path, resource_path=resource_path,
                            properties=properties, reset=reset, allow_scripts=allow_scripts)
 
     def resource_create(
@@ -187,15 +289,30 @@ class Bridge:
         *,
         properties: dict[str, Any] | None = None,
         allow_scripts: bool = False,
-    ) -> Reply:
-        """Create a resource of any class that holds no code and save it as a .tres file."""
-        return self._typed("resource_create", project_path=project_path, resource_type=resource_type,
+    ) -> SavedReply:
+        """Create a resource of any class that holds no code and save it as a .tres file.
+
+        Args:
+            project_path: The project folder, absolute or relative to the current folder.
+            resource_type: The engine class (Gradient, Curve, Environment, NoiseTexture2D, Theme, ...).
+            resource_path: Where to save, a .tres file relative to the project (or res://).
+            properties: Set after creation, name -> value (as for `material_create`).
+            allow_scripts: Allow loading resources that carry a script.
+
+        Returns:
+            The reply: `resource_path` and `type` of the file written.
+
+        Raises:
+            InvalidType (an unknown class, with a suggestion), UnknownProperty, ... : the
+            `BridgeError` of the error reply.
+        """
+        return self._typed(SavedReply, "resource_create", project_path=project_path, resource_type=resource_type,
                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
 
-    def _typed(self, op: str, **fields: Any) -> Reply:
+    def _typed(self, kind: type[Typed], op: str, **fields: Any) -> Typed:
         request = {"op": op, **{key: os.fspath(value) if isinstance(value, os.PathLike) else value
                                 for key, value in fields.items() if value is not None}}
         reply = self.run(request)
         if reply["result"] != "ok":
             raise from_wire(reply["error"])
-        return reply
+        return cast(Typed, reply)

@@ -21,11 +21,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
 
 from . import engine as engines
 from .api import Bridge
 from .errors import BridgeError, InvalidRequest
-from .models import REQUEST_MODELS, OkReply, request_schema
+from .models import REQUEST_MODELS, request_schema
+from .replies import REPLIES
 from .request import refuse
 
 log = logging.getLogger("bridge")
@@ -70,22 +72,12 @@ the variant spellings of a member (still accepted), and `allow_scripts` only on 
 with --allow-scripts."""
 
 def _reply_schema(op: str) -> dict[str, Any]:
-    """The output schema of tool `op`: a success reply (bridge/models.py OkReply) with the members
-    that apply to it (one whose description names another operation, "resource_read: ...", is left
-    out), as an agent reads it."""
-    schema = OkReply.model_json_schema()
+    """The output schema of tool `op`: its success reply (bridge/replies.py), without generated titles."""
+    schema = TypeAdapter(REPLIES[op]).json_schema()
     schema.pop("title", None)
-    schema["properties"] = {
-        name: {key: value for key, value in member.items() if key != "title"}
-        for name, member in schema["properties"].items()
-        if not _for_another(member.get("description", ""), op)
-    }
+    schema["properties"] = {name: {key: value for key, value in member.items() if key != "title"}
+                            for name, member in schema["properties"].items()}
     return schema
-
-
-def _for_another(description: str, op: str) -> bool:
-    named = description.split(":", 1)[0]
-    return named in REQUEST_MODELS and named != op
 
 
 def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[types.Tool]:

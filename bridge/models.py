@@ -274,51 +274,6 @@ class ResourceCreate(Request):
     )
 
 
-class ErrorDetail(BaseModel):
-    """The `error` member of an error reply."""
-
-    code: str = Field(description="Stable error code (README: Errors); new codes may appear, kept as sent.")
-    message: str = Field(description="What went wrong and what to do about it, for people.")
-    field: str | None = Field(None, description="The request member at fault, as the request spelled it.")
-
-
-class Reply(BaseModel):
-    """What every reply has. A reply also echoes the request's path members as it spelled them."""
-
-    model_config = ConfigDict(extra="allow")
-
-    op: str | None = Field(description="The request's op (null when the request had none).")
-    id: str | int | None = Field(None, description="The request's id, when it had one.")
-    result: Literal["ok", "error"]
-
-
-class OkReply(Reply):
-    """A success: the operation's data beside the echoed members."""
-
-    result: Literal["ok"]
-    type: str | None = Field(None, description="Class of the resource read, created or changed.")
-    script: str | None = Field(None, description="resource_read: the script the resource carries, if any.")
-    properties: dict[str, Any] | None = Field(None, description="resource_read: stored properties, name -> value.")
-    changed: list[str] | None = Field(
-        None, description="resource_update: every stored property that changed, those set first; inside an embedded "
-        "resource as property.member."
-    )
-    shape_type: str | None = Field(None, description="shape_create: the shape class.")
-
-
-class ErrorReply(Reply):
-    """A failure: nothing was written."""
-
-    result: Literal["error"]
-    error: ErrorDetail
-
-
-REPLY_ADAPTER: TypeAdapter[OkReply | ErrorReply] = TypeAdapter(
-    Annotated[OkReply | ErrorReply, Field(discriminator="result")]
-)
-"""Validates a reply (tests hold every reply of the case files to it)."""
-
-
 AnyRequest = Annotated[
     ResourceRead | MaterialCreate | ShapeCreate | StyleBoxCreate | ResourceDuplicate | ResourceUpdate | ResourceCreate,
     Field(discriminator="op"),

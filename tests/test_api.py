@@ -5,12 +5,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
+from pydantic import TypeAdapter
 
 from bridge import Bridge, BridgeError
 from bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
+from bridge.replies import REPLIES
 
 pytestmark = pytest.mark.godot
 
@@ -107,6 +109,33 @@ def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
         if not required:
             assert parameter.default == field.default, name
             assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, name
+
+
+@pytest.mark.parametrize("op", sorted(REPLIES))
+def test_a_typed_method_returns_its_reply_type_and_documents_each_parameter(op: str) -> None:
+    method = getattr(Bridge, op)
+    assert get_type_hints(method)["return"] is REPLIES[op]
+    args = (method.__doc__ or "").split("Args:", 1)[1].split("Returns:", 1)[0]
+    documented = {line.strip().split(":", 1)[0] for line in args.splitlines()
+                  if line.startswith(" " * 12) and not line.startswith(" " * 13)}
+    assert documented == set(inspect.signature(method).parameters) - {"self"}
+
+
+def test_every_reply_has_the_members_its_type_declares_and_no_other(bridge: Bridge, project: Path) -> None:
+    replies = {
+        "material_create": bridge.material_create(project, "StandardMaterial3D", "t/m.tres",
+                                                  properties={"metallic": 1.0}),
+        "resource_read": bridge.resource_read(project, "t/m.tres", properties=["metallic"]),
+        "resource_update": bridge.resource_update(project, "t/m.tres", properties={"metallic": 0.5}),
+        "resource_duplicate": bridge.resource_duplicate(project, "t/m.tres", "t/m2.tres"),
+        "style_box_create": bridge.style_box_create(project, "StyleBoxFlat", "t/s.tres"),
+        "resource_create": bridge.resource_create(project, "Gradient", "t/g.tres"),
+        "shape_create": bridge.shape_create(project, "BoxShape3D", save_path="t/b.tres"),
+    }
+    for op, reply in replies.items():
+        declared: Any = REPLIES[op]
+        assert declared.__required_keys__ <= set(reply) <= declared.__required_keys__ | declared.__optional_keys__, op
+        TypeAdapter(declared).validate_python(reply)
 
 
 def test_a_misspelt_keyword_fails_at_the_call(bridge: Bridge, project: Path) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from bridge import Bridge
-from bridge.models import REPLY_ADAPTER
+from bridge.models import REQUEST_MODELS
+from bridge.replies import REPLY_ADAPTER
 from conftest import snapshot
 
 pytestmark = pytest.mark.godot
@@ -47,6 +48,14 @@ def _matches(expected: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
     return {**reply, "error": {**shown, "message_has": error["message_has"]}}
 
 
+def _canonical(reply: dict[str, Any]) -> dict[str, Any]:
+    """The reply with its echoed members under their own names (it echoes the request's spelling)."""
+    model = REQUEST_MODELS.get(str(reply.get("op")))
+    renamed = {variant: member for member, variants in (model.spellings if model else {}).items()
+               for variant in variants}
+    return {renamed.get(key, key): value for key, value in reply.items()}
+
+
 @pytest.mark.parametrize("case", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
 def test_case(case: Path, project: Path, bridge: Bridge) -> None:
     data = json.loads(case.read_text(encoding="utf-8"))
@@ -56,6 +65,6 @@ def test_case(case: Path, project: Path, bridge: Bridge) -> None:
         before = snapshot(project)
         reply = bridge.run(request)
         assert _matches(expected, reply) == expected, f"step {number} of {case.name}"
-        REPLY_ADAPTER.validate_python(reply)
+        REPLY_ADAPTER.validate_python(_canonical(reply))
         if expected.get("result") == "error":
             assert snapshot(project) == before, f"step {number} of {case.name} changed files"

@@ -14,7 +14,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
 
 LAYERS = {
-    "errors": 0, "frames": 0, "version": 0, "discovery": 0, "platform": 0, "wall": 0,
+    "errors": 0, "frames": 0, "version": 0, "discovery": 0, "platform": 0, "wall": 0, "replies": 0,
     "paths": 1, "engine": 1, "process": 1, "models": 1,
     "locks": 2, "imports": 3, "worker": 2,
     "request": 4,

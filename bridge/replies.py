@@ -1,0 +1,128 @@
+"""Reply types: what each operation answers, as the typed methods return it and MCP declares it.
+
+A reply echoes the request's `op`, its `id` when it had one, and the members naming its files as
+the request spelled them (the typed methods and MCP tools spell them as written here). An error
+reply is `ErrorReply` for every operation. The attribute docstrings are the members' descriptions
+in the JSON Schema (MCP's output schemas), so people reading this file and agents read one text.
+"""
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
+from typing_extensions import NotRequired, TypedDict
+
+_DOCUMENTED = ConfigDict(use_attribute_docstrings=True)
+
+
+class Answer(TypedDict):
+    """What every success has."""
+
+    __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
+
+    op: Annotated[str, Field(description="The request's op.")]
+    result: Literal["ok"]
+    id: NotRequired[Annotated[str | int, Field(description="The request's id, when it had one.")]]
+
+
+class ReadReply(Answer):
+    """resource_read: the stored properties of a saved resource."""
+
+    resource_path: str
+    """The file read, as the request named it."""
+    type: str
+    """The resource's class."""
+    script: str | None
+    """The script the resource carries (res:// path), or null."""
+    properties: dict[str, Any]
+    """Stored properties, name -> value: colours and vectors as arrays of numbers, nested resources as
+    objects ({"type", "properties"}; {"type", "path"} for a file of its own) down to the request's
+    depth, as paths below it."""
+
+
+class SavedReply(Answer):
+    """material_create, style_box_create and resource_create: the resource made and where it is."""
+
+    resource_path: str
+    """The file written, as the request named it."""
+    type: str
+    """The class of the resource written."""
+
+
+class ShapeReply(Answer):
+    """shape_create: the shape made, and where it went."""
+
+    shape_type: str
+    """The shape class."""
+    save_path: NotRequired[str]
+    """The file written, when the request gave one."""
+    scene_path: NotRequired[str]
+    """The scene changed, when the request gave one."""
+    node_path: NotRequired[str]
+    """The node of that scene that holds the shape."""
+
+
+class DuplicateReply(Answer):
+    """resource_duplicate: the copy written."""
+
+    source_path: str
+    """The file copied, as the request named it."""
+    dest_path: str
+    """The copy written, as the request named it."""
+    type: str
+    """The class of the copy."""
+
+
+class UpdateReply(Answer):
+    """resource_update: what changed in the file."""
+
+    resource_path: str
+    """The file changed, as the request named it."""
+    type: str
+    """The resource's class."""
+    changed: list[str]
+    """Every stored property that changed, those set first (a property the engine links to one set
+    changes too); inside an embedded resource as property.member."""
+
+
+class ErrorDetail(TypedDict):
+    """The `error` member of an error reply."""
+
+    __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
+
+    code: str
+    """Stable error code (docs/usage.md: Errors); new codes may appear, kept as sent."""
+    message: str
+    """What went wrong and what to do about it, for people."""
+    field: NotRequired[str]
+    """The request member at fault, as the request spelled it."""
+
+
+class ErrorReply(TypedDict):
+    """A failure of any operation: nothing was written."""
+
+    __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
+
+    op: str | None
+    """The request's op (null when the request had none)."""
+    id: NotRequired[str | int]
+    """The request's id, when it had one."""
+    result: Literal["error"]
+    error: ErrorDetail
+
+
+REPLIES: dict[str, type[Answer]] = {
+    "resource_read": ReadReply, "material_create": SavedReply, "shape_create": ShapeReply,
+    "style_box_create": SavedReply, "resource_duplicate": DuplicateReply, "resource_update": UpdateReply,
+    "resource_create": SavedReply,
+}
+"""Each operation's success reply."""
+
+
+def _kind(reply: Any) -> str:
+    return "error" if reply.get("result") == "error" else str(reply.get("op"))
+
+
+_TAGGED = [Annotated[ErrorReply, Tag("error")], *(Annotated[reply, Tag(op)] for op, reply in REPLIES.items())]
+_ANY_REPLY: Any = Annotated[Union.__getitem__(tuple(_TAGGED)), Discriminator(_kind)]
+REPLY_ADAPTER: TypeAdapter[Any] = TypeAdapter(_ANY_REPLY)
+"""Validates any reply against its operation's type (tests hold every reply of the case files to it)."""
