@@ -11,11 +11,11 @@ extends MainLoop
 ## for a SceneTree. The bridge also starts the engine with its own settings pack (see
 ## tools/make_pack.gd), so `res://` resolves against the working folder, which is the project.
 
-const Codec = preload("codec.gd")
+const Codec = preload("values/codec.gd")
 const Job = preload("job.gd")
 const Gate = preload("safety/gate.gd")
 const Paths = preload("safety/paths.gd")
-const ResourceValues = preload("resource_values.gd")
+const ResourceValues = preload("values/resource_values.gd")
 ## Each operation's script, compiled on its first request: the engine compiles GDScript slowly
 ## (~0.3 s for all of the bridge's on a 2-core VM, 75 us a line), and a `godot-bridge run` needs one
 ## operation, not seven.
@@ -65,7 +65,7 @@ func _finalize() -> void:
 ## this process's stdout and throws it away; once the bridge is gone (killed, even in the middle of
 ## a long request) the pipe has no reader, and the next write ends this process with SIGPIPE, whose
 ## default action the engine keeps. So no engine outlives its bridge. (The settings pack makes
-## every print flush at once; Windows has no SIGPIPE: see bridge/platform.py.)
+## every print flush at once; Windows has no SIGPIPE: see godot_bridge/engine/platform.py.)
 static func _beat() -> void:
 	var slept: int = 0
 	while not _stopping:

@@ -9,7 +9,7 @@ set -euo pipefail
 
 log() { printf 'install-godot: %s\n' "$*" >&2; }
 
-# True if "$1 --version" reports Godot 4.4 or newer (bridge/engine.py MIN_VERSION).
+# True if "$1 --version" reports Godot 4.4 or newer (godot_bridge/engine/godot.py MIN_VERSION).
 # Version looks like "4.6.3.stable.debian..." or "4.4.stable.official.4c311cbee".
 version_ok() {
     local out major minor

@@ -15,9 +15,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from bridge import Bridge
-from bridge.engine import find_godot
-from bridge.errors import EngineNotFound
+from godot_bridge import Bridge
+from godot_bridge.engine.godot import find_godot
+from godot_bridge.errors import EngineNotFound
 from opened import Watched
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -65,7 +65,7 @@ def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     # The fake engine runs from the test's virtual environment and writes its records in tmp_path:
-    # outside what the wall lets an engine open (bridge/wall.py).
+    # outside what the wall lets an engine open (godot_bridge/engine/wall.py).
     monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
     monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
     monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
@@ -110,12 +110,12 @@ def engine_processes() -> list[psutil.Process]:
 
 def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run `python -m bridge ARGS` and capture its output as text."""
+    """Run `python -m godot_bridge ARGS` and capture its output as text."""
     env = dict(os.environ)
     if godot is not None:
         env["GODOT_BIN"] = godot
     data = input.encode() if isinstance(input, str) else input
-    done = subprocess.run([sys.executable, "-m", "bridge", *args], input=data, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "godot_bridge", *args], input=data, capture_output=True,
                           env=env, timeout=timeout, cwd=REPO)
     return subprocess.CompletedProcess(done.args, done.returncode,
                                        done.stdout.decode("utf-8", "replace"),

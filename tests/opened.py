@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import hostile_corpus as corpus
-from bridge import Bridge
+from godot_bridge import Bridge
 
 _CALL = re.compile(r'^(\d+)\s+(?:open|openat|openat2|creat)\((?:(?:AT_FDCWD|\d+)(?:<[^>]*>)?, )?"((?:[^"\\]|\\.)*)"')
 
@@ -23,7 +23,7 @@ _CALL = re.compile(r'^(\d+)\s+(?:open|openat|openat2|creat)\((?:(?:AT_FDCWD|\d+)
 def traced_godot(godot_bin: str, folder: Path, log: Path) -> tuple[str, Path]:
     """Return an executable in `folder` that runs `godot_bin` under strace, and the log it writes
     (`log`: a place the engine may write, such as the project's .godot/, since strace runs behind
-    the same wall as the engine: bridge/wall.py)."""
+    the same wall as the engine: godot_bridge/engine/wall.py)."""
     strace = shutil.which("strace")
     assert strace, "the load gate's tests need strace (scripts/setup.sh installs it)"
     folder.mkdir(parents=True, exist_ok=True)

@@ -10,9 +10,9 @@ from typing import Any, get_type_hints
 import pytest
 from pydantic import TypeAdapter
 
-from bridge import Bridge, BridgeError
-from bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
-from bridge.replies import REPLIES
+from godot_bridge import Bridge, BridgeError
+from godot_bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
+from godot_bridge.requests.replies import REPLIES
 
 pytestmark = pytest.mark.godot
 
@@ -94,7 +94,7 @@ VARIANT_SPELLINGS = {"resource_read": {"path"}, "material_create": {"save_path"}
 
 @pytest.mark.parametrize("op", [*sorted(VARIANT_SPELLINGS), "resource_duplicate"])
 def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
-    from bridge import models
+    from godot_bridge.requests import models
 
     model = models.REQUEST_MODELS[op]
     members = set(model.model_fields) - {"op", "id"} - VARIANT_SPELLINGS.get(op, set())

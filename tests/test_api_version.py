@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge.engine import MIN_VERSION, probe
 from conftest import REPO
 from gdscript_uses import SYNTAX, Scanner, Use, missing
 from godot_api import Api, from_xml
+from godot_bridge.engine.godot import MIN_VERSION, probe
 
 VENDORED = REPO / "tests" / "godot_api"
 

@@ -23,10 +23,11 @@ import psutil
 import pytest
 
 import hostile_corpus as corpus
-from bridge import Bridge, paths
-from bridge.errors import BridgeError
-from bridge.pool import Pool, Settings
 from conftest import REPO, run_cli
+from godot_bridge import Bridge
+from godot_bridge.errors import BridgeError
+from godot_bridge.requests import paths
+from godot_bridge.serving.pool import Pool, Settings
 
 pytestmark = pytest.mark.godot
 
@@ -156,7 +157,7 @@ def test_an_exponential_file_is_expanded_once_per_resource(tmp_path: Path, godot
 
 LONG_REQUEST = textwrap.dedent("""
     import json, sys
-    from bridge import Bridge
+    from godot_bridge import Bridge
     project = sys.argv[1]
     with Bridge(sys.argv[2], timeout=600) as bridge:
         bridge.run({"op": "resource_read", "project_path": project, "resource_path": "plain.tres"})
@@ -243,11 +244,11 @@ def test_an_unwritable_lock_folder_is_an_error_reply(tmp_path: Path, godot_bin: 
     request = json.dumps({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
                           "scene_path": "level.tscn", "node_path": "Shape"})
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "GODOT_BIN": godot_bin}
-    subprocess.run([sys.executable, "-m", "bridge", "schema"], env=env, cwd=REPO, capture_output=True, check=True)
+    subprocess.run([sys.executable, "-m", "godot_bridge", "schema"], env=env, cwd=REPO, capture_output=True, check=True)
     (cache / "godot-bridge" / "locks").chmod(0o500)
     try:
-        done = subprocess.run([sys.executable, "-m", "bridge", "run", request], env=env, cwd=REPO, capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run([sys.executable, "-m", "godot_bridge", "run", request], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=120)
     finally:
         (cache / "godot-bridge" / "locks").chmod(0o700)
     assert "Traceback" not in done.stderr, done.stderr

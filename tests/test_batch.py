@@ -82,7 +82,7 @@ def test_requests_on_one_file_keep_their_order_across_workers(godot_bin: str, pr
 
 
 def test_first_reply_arrives_before_the_input_ends(godot_bin: str, project: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "bridge", "--godot", godot_bin, "batch", "--jobs", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO)
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -114,7 +114,7 @@ def test_100000_lines_stream_in_flat_memory(godot_bin: str, project: Path) -> No
     """Most lines are refused before the engine (cheap), every 50th goes to the engine."""
     bad = jsonl([read(project, "../outside.tres")]).encode()
     good = jsonl([read(project, "materials/base.tres")]).encode()
-    proc = subprocess.Popen([sys.executable, "-m", "bridge", "--godot", godot_bin, "batch", "--jobs", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO)
     assert proc.stdin is not None and proc.stdout is not None
     stdin = proc.stdin
@@ -177,7 +177,7 @@ def test_jobs_defaults_to_the_number_of_cores() -> None:
 def test_reader_going_away_ends_the_batch_quietly(godot_bin: str, project: Path) -> None:
     lines = jsonl([read(project, "materials/base.tres")] * 2000)
     started = time.monotonic()
-    done = subprocess.run(f'"{sys.executable}" -m bridge --godot "{godot_bin}" batch | head -n 1',
+    done = subprocess.run(f'"{sys.executable}" -m godot_bridge --godot "{godot_bin}" batch | head -n 1',
                           shell=True, input=lines.encode(), capture_output=True, cwd=REPO, timeout=120)
     assert len(done.stdout.splitlines()) == 1
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
@@ -213,8 +213,9 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
     batch.write_text(jsonl([read(project, "materials/base.tres" if i % 4 else "nope.tres") for i in range(40)]))
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    done = subprocess.run([sys.executable, "-m", "bridge", "batch", "-j", "1", str(batch)], stdout=subprocess.PIPE,
-                          stderr=follower, env={**os.environ, "GODOT_BIN": godot_bin}, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "godot_bridge", "batch", "-j", "1", str(batch)],
+                          stdout=subprocess.PIPE, stderr=follower, env={**os.environ, "GODOT_BIN": godot_bin},
+                          timeout=120)
     os.close(follower)
     shown = b""
     while True:
@@ -243,7 +244,7 @@ def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(
 
     batch = tmp_path / "one.jsonl"
     batch.write_text(jsonl([read(project, "materials/base.tres")]))
-    argv = [sys.executable, "-m", "bridge", "batch", "-j", "4"] + ([str(batch)] if source == "file" else [])
+    argv = [sys.executable, "-m", "godot_bridge", "batch", "-j", "4"] + ([str(batch)] if source == "file" else [])
     run = subprocess.Popen(argv, stdin=batch.open("rb"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                            env={**os.environ, "GODOT_BIN": godot_bin})
     engines: set[int] = set()

@@ -1,4 +1,4 @@
-"""safety/binary_format.gd against files the real engine saves, and broken copies of one of them.
+"""formats/binary_format.gd against files the real engine saves, and broken copies of one of them.
 
 tests/gdscript/binary_format_check.gd saves the files with the running Godot, runs the reader over
 each (and over crafted byte-level variants), and prints one JSON line per file; these tests judge

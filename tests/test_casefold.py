@@ -25,8 +25,10 @@ from typing import Any
 import pytest
 
 import casefold_fs
-from bridge import Bridge, paths, wall
 from conftest import FIXTURES, engine_confine, run_cli
+from godot_bridge import Bridge
+from godot_bridge.engine import wall
+from godot_bridge.requests import paths
 
 pytestmark = pytest.mark.godot
 
@@ -86,7 +88,7 @@ def project(folding: Path) -> Path:
 def bridge(godot_bin: str, folding: Path) -> Iterator[Bridge]:
     """One Bridge for the module, closed (its engines gone from the mount) before the mount goes.
 
-    Its engines start without the wall (bridge/wall.py): the FUSE mount gives each spelling of a
+    Its engines start without the wall (godot_bridge/engine/wall.py): the FUSE mount gives each spelling of a
     folder an inode of its own, and Landlock allows by inode, so `PROJECT/` would not be the
     project it allows. (A case-insensitive ext4 folder has one inode per folder; macOS and Windows,
     which ignore case by default, have no Landlock.)"""

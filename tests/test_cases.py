@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
-from bridge.models import REQUEST_MODELS
-from bridge.replies import REPLY_ADAPTER
 from conftest import snapshot
+from godot_bridge import Bridge
+from godot_bridge.requests.models import REQUEST_MODELS
+from godot_bridge.requests.replies import REPLY_ADAPTER
 
 pytestmark = pytest.mark.godot
 

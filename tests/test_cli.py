@@ -149,7 +149,7 @@ def test_python_dash_m_is_the_same_command() -> None:
 
 def _cli_in(folder: Path, godot_bin: str, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**__import__("os").environ, "GODOT_BIN": godot_bin}
-    return subprocess.run([sys.executable, "-m", "bridge", *args], input=input, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "godot_bridge", *args], input=input, capture_output=True, text=True,
                           cwd=folder, env=env, timeout=120)
 
 

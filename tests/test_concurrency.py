@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge, locks
-from bridge.locks import lock_dir
 from conftest import REPO
+from godot_bridge import Bridge
+from godot_bridge.serving import locks
+from godot_bridge.serving.locks import lock_dir
 
 pytestmark = pytest.mark.godot
 
@@ -88,7 +89,7 @@ def test_two_processes_editing_one_scene_lose_no_update(godot_bin: str, project:
         source = tmp_path / f"{who}.jsonl"
         source.write_text("".join(json.dumps(r) + "\n" for r in plans[who][0]))
         runs[who] = subprocess.Popen(
-            [sys.executable, "-m", "bridge", "--godot", godot_bin, "batch", "--jobs", jobs, str(source)],
+            [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", jobs, str(source)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     for who, run in runs.items():
         out, err = run.communicate(timeout=240)

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 import hostile_corpus as corpus
-from bridge import Bridge
-from bridge.pool import Pool, Settings
+from godot_bridge import Bridge
+from godot_bridge.serving.pool import Pool, Settings
 
 pytestmark = pytest.mark.godot
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
 from conftest import snapshot
+from godot_bridge import Bridge
 from test_duplicate import strip_paths
 
 pytestmark = pytest.mark.godot
@@ -165,8 +165,8 @@ def test_two_processes_updating_one_file_both_land(godot_bin: str, project: Path
     def run(properties: dict[str, Any]) -> subprocess.Popen[bytes]:
         request = {"op": "resource_update", "project_path": str(project), "resource_path": "materials/base.tres",
                    "properties": properties}
-        return subprocess.Popen([sys.executable, "-m", "bridge", "--godot", godot_bin, "run", json.dumps(request)],
-                                stdout=subprocess.PIPE)
+        return subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "run",
+                                 json.dumps(request)], stdout=subprocess.PIPE)
 
     runs = [run({"roughness": 0.9}), run({"metallic": 0.1})]
     assert [json.loads(one.communicate(timeout=120)[0])["result"] for one in runs] == ["ok", "ok"]

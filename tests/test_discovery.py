@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bridge.discovery import Roots
-from bridge.engine import find_godot, survey, version_order
-from bridge.errors import EngineNotFound, EngineUnsupported
 from conftest import REPO
+from godot_bridge.engine.discovery import Roots
+from godot_bridge.engine.godot import find_godot, survey, version_order
+from godot_bridge.errors import EngineNotFound, EngineUnsupported
 
 TOO_OLD = "passed over: older than Godot 4.4, which godot-bridge needs"
 
@@ -332,11 +332,11 @@ def test_a_launcher_that_fails_says_how(home: Path, system: Path, bin_dir: Path)
 
 
 def doctor(home: Path, path: Path | str, *args: str, **environ: str) -> subprocess.CompletedProcess[str]:
-    """Run `python -m bridge doctor ARGS` as a user whose home is `home` and whose PATH is `path`."""
+    """Run `python -m godot_bridge doctor ARGS` as a user whose home is `home` and whose PATH is `path`."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("GODOT_BIN", "GODOT", "GODOT4") and not key.startswith("XDG_")}
     env.update(HOME=str(home), PATH=str(path), XDG_CACHE_HOME=str(home.parent / "cache"), **environ)
-    return subprocess.run([sys.executable, "-m", "bridge", "doctor", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "godot_bridge", "doctor", *args], capture_output=True, text=True,
                           env=env, timeout=120, cwd=REPO)
 
 

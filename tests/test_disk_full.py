@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 

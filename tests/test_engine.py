@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge, wall
-from bridge.engine import parse_version, probe
-from bridge.errors import EngineUnsupported
 from conftest import run_cli
+from godot_bridge import Bridge
+from godot_bridge.engine import wall
+from godot_bridge.engine.godot import parse_version, probe
+from godot_bridge.errors import EngineUnsupported
 
 pytestmark = pytest.mark.godot
 

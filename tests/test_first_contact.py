@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge
-from bridge.errors import InvalidRequest
-from bridge.models import parse_request
 from conftest import run_cli, snapshot
+from godot_bridge import Bridge
+from godot_bridge.errors import InvalidRequest
+from godot_bridge.requests.models import parse_request
 
 pytestmark = pytest.mark.godot
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge import Bridge
-from bridge.errors import ERROR_CLASSES
-from bridge.models import SHAPE_TYPES, STYLE_TYPES
+from godot_bridge import Bridge
+from godot_bridge.errors import ERROR_CLASSES
+from godot_bridge.requests.models import SHAPE_TYPES, STYLE_TYPES
 
 pytestmark = pytest.mark.godot
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
 from conftest import FIXTURES, run_cli
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge, imports
-from bridge.engine import Engine
 from conftest import REPO, fresh_clone, run_cli, snapshot
+from godot_bridge import Bridge
+from godot_bridge.engine.godot import Engine
+from godot_bridge.serving import imports
 
 pytestmark = pytest.mark.godot
 
@@ -68,7 +69,7 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
 def test_the_import_tells_how_many_assets_it_has_done_and_how_long_it_took(
     textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("bridge.pool.IMPORT_PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr("godot_bridge.serving.pool.IMPORT_PROGRESS_EVERY", 0.0)
     for i in range(11):
         (textured / "icons" / f"tile_{i}.png").write_bytes(png(8, 8))
     with Bridge(godot_bin) as bridge:
@@ -88,7 +89,7 @@ def test_a_bridge_imports_a_project_once(
         first = bridge.run(style_box(textured, "ui/a.tres"))
         second = bridge.run({**style_box(textured, "ui/b.tres"), "properties": {"texture": "icons/blue.png"}})
     assert (first["result"], second["result"]) == ("ok", "ok")
-    messages = [record.getMessage() for record in caplog.records]  # the library logs them (logger "bridge")
+    messages = [record.getMessage() for record in caplog.records]  # the library logs them (logger "godot_bridge")
     announced = (f"{IMPORTING} {textured} (first use; 0 with import settings; the engine imports each texture, "
                  "mesh and font once)")
     assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
@@ -275,7 +276,7 @@ def test_the_import_runs_none_of_the_projects_code(clone: Path, godot_bin: str, 
 @pytest.mark.timeout(300)
 def test_two_processes_meeting_an_unimported_project_import_it_once(clone: Path, godot_bin: str) -> None:
     request = json.dumps({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"})
-    runs = [subprocess.Popen([sys.executable, "-m", "bridge", "--godot", godot_bin, "run", request],
+    runs = [subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "run", request],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO) for _ in range(2)]
     outputs = [run.communicate(timeout=240) for run in runs]
     assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"], outputs

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
 from conftest import engine_processes
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 

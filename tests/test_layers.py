@@ -1,7 +1,12 @@
-"""The package's import graph points one way: cli/mcp → api → pool → request → worker, with the
-leaf modules (errors, paths, models, engine, ...) below. Read from the source, imports inside
-functions included, so no later edit can slip an upward arrow in. The engine side's preloads form
-no cycle either."""
+"""The package's import graph points one way, and its folders draw it: front/ (command line, MCP,
+Python API) over serving/ (the pool, imports, locks) over requests/ (models, replies, paths, one
+request's way) and engine/ (finding Godot, one engine process), which know nothing of each other,
+over errors and version at the root. Inside a folder, modules have layers too. Read from the
+source, imports inside functions included, so no later edit can slip an upward arrow in. The
+engine side's folders have floors too: job.gd, then formats/ (reading resource files without
+loading them), safety/ (the load gate and confinement), files/ and values/ side by side (writing
+files; values in and out of the engine), ops/ (one file per operation), and main.gd and tools/ on
+top; its preloads form no cycle."""
 
 from __future__ import annotations
 
@@ -11,48 +16,66 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
+PACKAGE = Path(__file__).resolve().parent.parent / "godot_bridge"
+
+FOLDERS = {"": 0, "engine": 1, "requests": 1, "serving": 2, "front": 3}
+"""A module may import modules of a lower folder; engine/ and requests/ stand side by side."""
 
 LAYERS = {
-    "errors": 0, "frames": 0, "version": 0, "discovery": 0, "platform": 0, "wall": 0, "replies": 0,
-    "paths": 1, "engine": 1, "process": 1, "models": 1,
-    "locks": 2, "imports": 3, "worker": 2,
-    "request": 4,
-    "pool": 5,
-    "api": 6,
-    "mcp": 7,
-    "cli": 8,
+    "errors": 0, "version": 0,
+    "engine/frames": 0, "engine/discovery": 0, "engine/platform": 0, "engine/wall": 0,
+    "engine/godot": 1, "engine/process": 1, "engine/worker": 2,
+    "requests/replies": 0, "requests/paths": 0, "requests/models": 0, "requests/request": 1,
+    "serving/locks": 0, "serving/imports": 1, "serving/pool": 2,
+    "front/api": 0, "front/mcp": 1, "front/cli": 2,
     "__init__": 9, "__main__": 9,
 }
-"""A module may import only modules of a lower layer."""
+"""Inside a folder, a module may import only modules of a lower layer."""
+
+
+def name_of(module: Path) -> str:
+    return module.relative_to(PACKAGE).with_suffix("").as_posix().removesuffix("/__init__")
 
 
 def imports_of(module: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(module.read_text(), str(module))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                found.add(node.module.split(".")[0])
-            else:
-                # `from . import name`: a module, or else something the package itself defines.
-                found.update(alias.name if alias.name in LAYERS else "__init__" for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bridge."):
-            found.add(node.module.split(".")[1])
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("godot_bridge"):
+            base = node.module.removeprefix("godot_bridge").lstrip(".").replace(".", "/")
+            for alias in node.names:
+                joined = f"{base}/{alias.name}".lstrip("/")
+                found.add(joined if joined in LAYERS else base or "__init__")
+        assert not (isinstance(node, ast.ImportFrom) and node.level), f"{module}: a relative import"
     return found
 
 
-def test_every_module_has_a_layer() -> None:
-    assert {path.stem for path in PACKAGE.glob("*.py")} == set(LAYERS)
+def folder(name: str) -> int:
+    return FOLDERS[name.partition("/")[0] if "/" in name else ""]
+
+
+def modules() -> list[Path]:
+    return [module for module in sorted(PACKAGE.rglob("*.py"))
+            if module.name != "__init__.py" or module.parent == PACKAGE]
+
+
+def test_every_module_has_a_layer_and_every_folder_a_floor() -> None:
+    assert {name_of(module) for module in modules()} == set(LAYERS)
+    folders = {path.name for path in PACKAGE.iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders == set(FOLDERS) - {""}
+    assert all((PACKAGE / name / "__init__.py").is_file() for name in folders)
 
 
 def test_no_import_points_up_or_sideways() -> None:
-    upward = [
-        f"{module.stem} ({LAYERS[module.stem]}) imports {name} ({LAYERS[name]})"
-        for module in sorted(PACKAGE.glob("*.py"))
-        for name in sorted(imports_of(module))
-        if LAYERS[name] >= LAYERS[module.stem]
-    ]
-    assert upward == []
+    wrong = []
+    for module in modules():
+        here = name_of(module)
+        for name in sorted(imports_of(module)):
+            if here in ("__init__", "__main__"):
+                continue
+            same_folder = folder(name) == folder(here) and name.split("/")[0] == here.split("/")[0]
+            if (same_folder and LAYERS[name] >= LAYERS[here]) or (not same_folder and folder(name) >= folder(here)):
+                wrong.append(f"{here} imports {name}")
+    assert wrong == []
 
 
 def test_preloads_form_no_cycle() -> None:
@@ -74,3 +97,23 @@ def test_preloads_form_no_cycle() -> None:
 
     for script in graph:
         visit(script, [])
+
+
+GD_FLOORS = {"job.gd": 0, "formats": 1, "safety": 2, "files": 3, "values": 3, "ops": 4, "main.gd": 5, "tools": 5}
+"""A script may preload scripts of a lower floor, or of its own folder."""
+
+
+def test_every_preload_points_down_or_inside_its_folder() -> None:
+    scripts = PACKAGE.parent / "gdscript"
+
+    def place(script: Path) -> str:
+        return script.relative_to(scripts).parts[0]
+
+    wrong = []
+    for script in sorted(scripts.rglob("*.gd")):
+        for target in re.findall(r'preload\("([^"]+\.gd)"\)', script.read_text()):
+            here, there = place(script), place((script.parent / target).resolve())
+            if here != there and GD_FLOORS[there] >= GD_FLOORS[here]:
+                wrong.append(f"{script.relative_to(scripts)} preloads {target}")
+    assert {place(script) for script in scripts.rglob("*.gd")} == set(GD_FLOORS)
+    assert wrong == []

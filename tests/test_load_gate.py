@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 import hostile_corpus as corpus
-from bridge import engine as engines
-from bridge import wall
-from bridge.worker import Worker
 from conftest import run_cli
+from godot_bridge.engine import godot as engines
+from godot_bridge.engine import wall
+from godot_bridge.engine.worker import Worker
 from opened import Watched
 
 pytestmark = pytest.mark.godot

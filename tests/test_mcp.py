@@ -16,8 +16,8 @@ import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
-from bridge.models import REQUEST_MODELS, Request
 from conftest import REPO
+from godot_bridge.requests.models import REQUEST_MODELS, Request
 
 pytestmark = pytest.mark.godot
 
@@ -62,9 +62,9 @@ SPEC_EXAMPLES: dict[str, list[dict[str, Any]]] = {
 
 
 def drive(godot: str, scenario: Scenario[T], *args: str, errlog: Path | None = None) -> T:
-    """Start `python -m bridge mcp ARGS`, connect the SDK's stdio client, and run `scenario`."""
+    """Start `python -m godot_bridge mcp ARGS`, connect the SDK's stdio client, and run `scenario`."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bridge", "mcp", *args], env={"GODOT_BIN": godot}, cwd=REPO
+        command=sys.executable, args=["-m", "godot_bridge", "mcp", *args], env={"GODOT_BIN": godot}, cwd=REPO
     )
 
     async def main(log: TextIO) -> T:
@@ -370,7 +370,7 @@ def test_stdout_carries_protocol_messages_only(godot_bin: str, project: Path, tm
     ]
     errlog = tmp_path / "stderr.txt"
     server = subprocess.Popen(
-        [sys.executable, "-m", "bridge", "mcp", "--verbose", "--project", str(project), "--allow-scripts"],
+        [sys.executable, "-m", "godot_bridge", "mcp", "--verbose", "--project", str(project), "--allow-scripts"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.open("wb"), cwd=REPO,
         env={**os.environ, "GODOT_BIN": godot_bin},
     )
@@ -436,7 +436,7 @@ def test_server_replaces_an_engine_that_runs_past_the_timeout(godot_bin: str, pr
 
 
 def test_a_missing_godot_is_said_on_stderr_at_start(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "bridge", "mcp"], input=b"", capture_output=True, timeout=60,
+    done = subprocess.run([sys.executable, "-m", "godot_bridge", "mcp"], input=b"", capture_output=True, timeout=60,
                           cwd=REPO, env={**os.environ, "GODOT_BIN": str(tmp_path / "no-godot"),
                                          "XDG_CACHE_HOME": str(tmp_path)})
     assert b"godot-bridge mcp: GODOT_BIN names" in done.stderr
@@ -444,7 +444,7 @@ def test_a_missing_godot_is_said_on_stderr_at_start(tmp_path: Path) -> None:
 
 
 def test_project_dot_is_the_folder_the_client_starts_the_server_in(godot_bin: str, project: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "bridge", "mcp", "--project", "."],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "godot_bridge", "mcp", "--project", "."],
                                    env={"GODOT_BIN": godot_bin, "PYTHONPATH": str(REPO)}, cwd=str(project))
 
     async def main() -> types.CallToolResult:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bridge.errors import BridgeError, InvalidRequest, InvalidType
-from bridge.models import MaterialCreate, ResourceRead, ShapeCreate, parse_request
+from godot_bridge.errors import BridgeError, InvalidRequest, InvalidType
+from godot_bridge.requests.models import MaterialCreate, ResourceRead, ShapeCreate, parse_request
 
 BASE = {"project_path": "/p"}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import godot_bridge
 from conftest import REPO, snapshot
 
 pytestmark = [pytest.mark.godot, pytest.mark.timeout(300)]
@@ -31,8 +32,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_wheel_carries_every_gdscript_file(installed: Path) -> None:
-    shipped = {p.relative_to(installed / "bridge" / "gdscript").as_posix()
-               for p in (installed / "bridge" / "gdscript").rglob("*.gd")}
+    shipped = {p.relative_to(installed / "godot_bridge" / "gdscript").as_posix()
+               for p in (installed / "godot_bridge" / "gdscript").rglob("*.gd")}
     in_repo = {p.relative_to(REPO / "gdscript").as_posix() for p in (REPO / "gdscript").rglob("*.gd")}
     assert shipped == in_repo and "main.gd" in shipped
 
@@ -42,12 +43,12 @@ def test_installed_bridge_serves_from_its_own_scripts(installed: Path, godot_bin
     env = {**os.environ, "PYTHONPATH": str(installed), "GODOT_BIN": godot_bin}
     request = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
                "resource_path": "wheel.tres", "properties": {"metallic": 0.5}}
-    code = ("import json, sys; from bridge import Bridge; from bridge.engine import gdscript_dir; "
+    code = ("import json, sys; from godot_bridge import Bridge; from godot_bridge.engine.godot import gdscript_dir; "
             "print(gdscript_dir()); b = Bridge(); print(json.dumps(b.run(json.loads(sys.argv[1])))); b.close()")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(request)], env=env, cwd=installed,
                           capture_output=True, text=True, timeout=120)
     folder, reply = done.stdout.splitlines()
-    assert Path(folder) == installed / "bridge" / "gdscript"
+    assert Path(folder) == installed / "godot_bridge" / "gdscript"
     assert json.loads(reply)["result"] == "ok"
     assert set(snapshot(project)) - set(before) == {"wheel.tres"}
 
@@ -59,15 +60,13 @@ def _metadata(installed: Path) -> list[tuple[str, str]]:
 
 
 def test_the_wheel_says_its_licence_version_and_typing(installed: Path) -> None:
-    import bridge
-
     fields = _metadata(installed)
     assert ("License-Expression", "MIT") in fields
-    assert ("Version", bridge.__version__) in fields
+    assert ("Version", godot_bridge.__version__) in fields
     assert any(key == "Project-URL" for key, _ in fields) and any(key == "Classifier" for key, _ in fields)
     dist_info = next(installed.glob("godot_bridge-*.dist-info"))
     assert "MIT License" in next(dist_info.rglob("LICENSE")).read_text()
-    assert (installed / "bridge" / "py.typed").is_file()
+    assert (installed / "godot_bridge" / "py.typed").is_file()
 
 
 def test_the_core_needs_pydantic_psutil_tqdm_and_filelock_only(installed: Path) -> None:
@@ -97,14 +96,13 @@ def test_the_core_needs_pydantic_psutil_tqdm_and_filelock_only(installed: Path) 
 
 
 def test_version_on_the_command_line_matches_the_package() -> None:
-    import bridge
-
-    done = subprocess.run([sys.executable, "-m", "bridge", "--version"], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout.strip()) == (0, f"godot-bridge {bridge.__version__}")
+    done = subprocess.run([sys.executable, "-m", "godot_bridge", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, f"godot-bridge {godot_bridge.__version__}")
 
 
 def test_mcp_without_the_sdk_says_how_to_install_it() -> None:
-    code = "import sys; sys.modules['mcp'] = None; from bridge.cli import main; sys.exit(main(['mcp']))"
+    code = "import sys; sys.modules['mcp'] = None; from godot_bridge.front.cli import main; sys.exit(main(['mcp']))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 2
     assert "pip install 'godot-bridge[mcp]'" in done.stderr and "Traceback" not in done.stderr

@@ -1,4 +1,4 @@
-"""The platform seam (bridge/platform.py) forced both ways on this machine, with real engine requests
+"""The platform seam (godot_bridge/engine/platform.py) forced both ways on this machine, with real engine requests
 through each, and no system-specific process call anywhere else in bridge/.
 
 The Windows branch runs here with a stand-in for the five kernel32 calls of a Job Object (Linux's
@@ -21,11 +21,12 @@ from typing import Any
 import psutil
 import pytest
 
-from bridge import Bridge, platform
+from godot_bridge import Bridge
+from godot_bridge.engine import platform
 
 pytestmark = pytest.mark.godot
 
-PACKAGE = Path(__file__).resolve().parent.parent / "bridge"
+PACKAGE = Path(__file__).resolve().parent.parent / "godot_bridge"
 
 
 class FakeKernel32:
@@ -280,10 +281,10 @@ def test_the_check_finds_what_it_looks_for() -> None:
 
 
 def test_no_system_specific_process_call_outside_the_seam() -> None:
-    found = {module.name: system_specific(module.read_text()) for module in sorted(PACKAGE.glob("*.py"))
-             if module.name != "platform.py"}
+    found = {module.relative_to(PACKAGE).as_posix(): system_specific(module.read_text())
+             for module in sorted(PACKAGE.rglob("*.py")) if module.name != "platform.py"}
     assert {name: calls for name, calls in found.items() if calls} == {}
 
 
 def test_the_seam_is_where_they_are() -> None:
-    assert system_specific((PACKAGE / "platform.py").read_text())
+    assert system_specific((PACKAGE / "engine" / "platform.py").read_text())

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bridge.pool import WINDOW, Pool, Settings
+from godot_bridge.serving.pool import WINDOW, Pool, Settings
 
 
 def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:

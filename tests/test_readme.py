@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
 from conftest import REPO
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 
@@ -30,7 +30,7 @@ def examples() -> list[tuple[dict[str, Any], dict[str, Any]]]:
 
 
 def test_the_readme_has_an_example_of_every_operation() -> None:
-    from bridge.models import OPERATIONS
+    from godot_bridge.requests.models import OPERATIONS
 
     assert {request["op"] for request, _ in examples()} == set(OPERATIONS)
 

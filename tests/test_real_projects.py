@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
 from conftest import REPO, fresh_clone, run_cli, snapshot
+from godot_bridge import Bridge
 
 pytestmark = [pytest.mark.godot, pytest.mark.timeout(300)]
 

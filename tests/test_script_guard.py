@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hostile_corpus as corpus
-from bridge import Bridge
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
-from bridge.models import SHAPE_TYPES
 from conftest import run_cli, snapshot
+from godot_bridge import Bridge
+from godot_bridge.requests.models import SHAPE_TYPES
 
 pytestmark = pytest.mark.godot
 

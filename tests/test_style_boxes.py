@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge import Bridge
-from bridge.models import STYLE_TYPES
 from conftest import snapshot
+from godot_bridge import Bridge
+from godot_bridge.requests.models import STYLE_TYPES
 
 pytestmark = pytest.mark.godot
 

@@ -1,4 +1,4 @@
-"""The text reader (gdscript/safety/text_format.gd), the one port of the engine's parser that the load
+"""The text reader (gdscript/formats/text_format.gd), the one port of the engine's parser that the load
 gate, scene edits and import checks share, reads every file to an answer.
 
 It runs on the hostile corpus, every .tres/.tscn in the repository, layout mutations of scripted

@@ -10,8 +10,8 @@ from typing import Any
 import psutil
 import pytest
 
-from bridge import Bridge
 from conftest import engine_processes, run_cli
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 

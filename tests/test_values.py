@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bridge import Bridge
 from conftest import snapshot
+from godot_bridge import Bridge
 
 pytestmark = pytest.mark.godot
 

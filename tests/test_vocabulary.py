@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge import errors, locks
-from bridge.engine import gdscript_dir
+from godot_bridge import errors
+from godot_bridge.engine.godot import gdscript_dir
+from godot_bridge.serving import locks
 
 
 def test_the_engine_side_declares_exactly_the_engine_codes() -> None:

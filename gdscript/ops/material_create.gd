@@ -2,9 +2,9 @@ extends RefCounted
 ## material_create: instantiate a Material subclass (or PhysicsMaterial), set properties, save.
 
 const Job = preload("../job.gd")
-const Props = preload("../props.gd")
-const Resources = preload("../resources.gd")
-const Saving = preload("../saving.gd")
+const Props = preload("../values/props.gd")
+const Resources = preload("../values/resources.gd")
+const Saving = preload("../files/saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:

@@ -3,8 +3,8 @@ extends RefCounted
 ## properties, save it.
 
 const Job = preload("../job.gd")
-const Creating = preload("../creating.gd")
-const Saving = preload("../saving.gd")
+const Creating = preload("../values/creating.gd")
+const Saving = preload("../files/saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:

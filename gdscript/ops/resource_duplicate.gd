@@ -13,9 +13,9 @@ extends RefCounted
 ## lose data and the loaded source with it. A second load holds exactly what the file holds.
 
 const Job = preload("../job.gd")
-const Props = preload("../props.gd")
-const Resources = preload("../resources.gd")
-const Saving = preload("../saving.gd")
+const Props = preload("../values/props.gd")
+const Resources = preload("../values/resources.gd")
+const Saving = preload("../files/saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:

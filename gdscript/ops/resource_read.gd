@@ -2,8 +2,8 @@ extends RefCounted
 ## resource_read: load a saved resource fresh from disk and serialise its properties.
 
 const Job = preload("../job.gd")
-const Props = preload("../props.gd")
-const Resources = preload("../resources.gd")
+const Props = preload("../values/props.gd")
+const Resources = preload("../values/resources.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:

@@ -8,9 +8,9 @@ extends RefCounted
 ## ids), and the properties in the class's order, which is the order the engine wrote them in.
 
 const Job = preload("../job.gd")
-const Props = preload("../props.gd")
-const Resources = preload("../resources.gd")
-const Saving = preload("../saving.gd")
+const Props = preload("../values/props.gd")
+const Resources = preload("../values/resources.gd")
+const Saving = preload("../files/saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:

@@ -4,10 +4,10 @@ extends RefCounted
 ## (Saving.commit): both or neither.
 
 const Job = preload("../job.gd")
-const Creating = preload("../creating.gd")
-const Props = preload("../props.gd")
-const Saving = preload("../saving.gd")
-const SceneText = preload("../scene_text.gd")
+const Creating = preload("../values/creating.gd")
+const Props = preload("../values/props.gd")
+const Saving = preload("../files/saving.gd")
+const SceneText = preload("../files/scene_text.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:

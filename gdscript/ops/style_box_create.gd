@@ -2,8 +2,8 @@ extends RefCounted
 ## style_box_create: instantiate one of the four style box classes, set properties, save.
 
 const Job = preload("../job.gd")
-const Creating = preload("../creating.gd")
-const Saving = preload("../saving.gd")
+const Creating = preload("../values/creating.gd")
+const Saving = preload("../files/saving.gd")
 
 ## The Python model already refuses any other style_type; the engine side checks again because
 ## it is the one instantiating a class named by a request.

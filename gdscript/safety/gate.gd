@@ -29,11 +29,11 @@ extends ResourceFormatLoader
 ## file in between is outside the threat model (docs/security.md says why).
 
 const Job = preload("../job.gd")
-const Scan = preload("scan.gd")
-const TextFormat = preload("text_format.gd")
-const BinaryFormat = preload("binary_format.gd")
+const Scan = preload("../formats/scan.gd")
+const TextFormat = preload("../formats/text_format.gd")
+const BinaryFormat = preload("../formats/binary_format.gd")
 const Paths = preload("paths.gd")
-const Imported = preload("../imported.gd")
+const Imported = preload("imported.gd")
 
 ## The text loader's extensions (ResourceFormatLoaderText recognizes no others).
 const _TEXT_EXTENSIONS: Array[String] = ["tres", "tscn"]
@@ -58,7 +58,7 @@ static var _passed: Dictionary = {}
 static var _loading_asset: Dictionary = {}
 ## The imported assets kept loaded between requests (the engine's cache holds a resource only as
 ## long as something else does), res -> [import stamp when loaded, resource], least recently used
-## first; the worker's memory limit (bridge/worker.py) bounds the rest.
+## first; the worker's memory limit (godot_bridge/engine/worker.py) bounds the rest.
 static var _assets: Dictionary = {}
 ## File extensions whose loader makes a Script or loads native code, and those any loader takes.
 static var _code_extensions: PackedStringArray = []

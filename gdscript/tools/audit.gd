@@ -4,7 +4,7 @@ extends MainLoop
 ## parse without allow_scripts (they carry code, cannot be vouched for, or name a file outside the
 ## project), `.remap` files that lead to code or out of the project, and assets whose `.import`
 ## parameters name a script or a file outside the project (the asset is listed: it is not imported).
-## The bridge leaves them out of the copy of the project it imports (bridge/imports.py): an importer
+## The bridge leaves them out of the copy of the project it imports (godot_bridge/serving/imports.py): an importer
 ## may load a resource (a scene's external material), runs an import script, and the editor runs
 ## the code of a @tool script it loads. Each file is judged by its own bytes: what it names is
 ## either judged too or, left out, fails to load in the import.
@@ -13,9 +13,9 @@ extends MainLoop
 ## godot --headless --path P --main-pack PACK -s audit.gd -- P
 
 const Gate = preload("../safety/gate.gd")
-const Imported = preload("../imported.gd")
+const Imported = preload("../safety/imported.gd")
 const Paths = preload("../safety/paths.gd")
-const Scan = preload("../safety/scan.gd")
+const Scan = preload("../formats/scan.gd")
 
 const _RESOURCE_EXTENSIONS: Array[String] = ["tres", "tscn", "res", "scn"]
 

@@ -9,8 +9,8 @@ extends SceneTree
 ## "clean" (must be vouched for), "scripted" (must show a script), "broken" (must be refused) or
 ## "crafted" (a hand-made but valid file; its checks are in the Python test).
 
-const BinaryFormat = preload("../../gdscript/safety/binary_format.gd")
-const Scan = preload("../../gdscript/safety/scan.gd")
+const BinaryFormat = preload("../../gdscript/formats/binary_format.gd")
+const Scan = preload("../../gdscript/formats/scan.gd")
 
 const _MARKER: String = "MARKER_NAME_0123"
 const _BLOB_SIZE: int = 9

@@ -6,8 +6,8 @@ extends SceneTree
 
 func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
-	var text_format: GDScript = load(args[0].path_join("gdscript/safety/text_format.gd"))
-	var scan_class: GDScript = load(args[0].path_join("gdscript/safety/scan.gd"))
+	var text_format: GDScript = load(args[0].path_join("gdscript/formats/text_format.gd"))
+	var scan_class: GDScript = load(args[0].path_join("gdscript/formats/scan.gd"))
 	for path: String in args.slice(1):
 		var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
 		var scan: RefCounted = scan_class.new()

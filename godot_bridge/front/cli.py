@@ -15,15 +15,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from . import engine as engines
-from . import paths, wall
-from .engine import DEFAULT_TIMEOUT
-from .errors import BridgeError
-from .request import decode
-from .version import __version__
+from godot_bridge.engine import godot as engines
+from godot_bridge.engine import wall
+from godot_bridge.engine.godot import DEFAULT_TIMEOUT
+from godot_bridge.errors import BridgeError
+from godot_bridge.requests import paths
+from godot_bridge.requests.request import decode
+from godot_bridge.version import __version__
 
 if TYPE_CHECKING:
-    from .api import Bridge
+    from godot_bridge.front.api import Bridge
 
 # The API is imported where it is needed: `schema` and `doctor` start no engine.
 
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _usage(f"--timeout must be a positive number of seconds, not {args.timeout}")
     try:
         if args.command == "schema":
-            from .models import request_schema
+            from godot_bridge.requests.models import request_schema
 
             _print(request_schema(), indent=2)
             return EXIT_OK
@@ -155,7 +156,7 @@ def _example_path(text: str) -> str:
 def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
     # Imported here, and light: the request models (pydantic, ~0.1 s) load with the first request,
     # while the engine that _prewarm launched starts.
-    from .api import Bridge
+    from godot_bridge.front.api import Bridge
 
     return Bridge(args.godot, jobs=jobs, timeout=args.timeout, verbose=args.verbose,
                   auto_import=not args.no_import, relative_to=os.getcwd())
@@ -187,7 +188,7 @@ def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
             raise UsageError(f"--project: {exc.message}") from None
     # Imported here because the MCP SDK takes ~0.4 s to import, which no other command should pay.
     try:
-        from .mcp import serve
+        from godot_bridge.front.mcp import serve
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] != "mcp":
             raise

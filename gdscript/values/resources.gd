@@ -1,9 +1,9 @@
 extends RefCounted
 ## Resources named in requests and values: confined to the project, checked for code, loaded fresh.
 
-const Job = preload("job.gd")
+const Job = preload("../job.gd")
 
-const Gate = preload("safety/gate.gd")
+const Gate = preload("../safety/gate.gd")
 
 
 ## Load the resource at res:// `path` fresh from disk, it and every file it loads through the gate

@@ -3,11 +3,11 @@ extends RefCounted
 ## a reader finds the old file or the new one, never a part of either.
 ##
 ## The temp file is `.<file>.<pid>-<n>.tmp.<ext>` beside the target: the bridge removes those of an
-## engine it had to kill (bridge/locks.py sweep()), and finds them by that name. Paths here are
+## engine it had to kill (godot_bridge/serving/locks.py sweep()), and finds them by that name. Paths here are
 ## absolute real paths (under the worker's settings pack, res:// names the pack for a DirAccess;
 ## see safety/paths.gd). Whether the target may be written at all is for the caller (saving.gd).
 
-const Paths = preload("safety/paths.gd")
+const Paths = preload("../safety/paths.gd")
 
 
 ## A temp file beside `path`, named by this process's id.

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import InvalidRequest, InvalidType
+from godot_bridge.errors import InvalidRequest, InvalidType
 
 ShapeType3D = Literal[
     "BoxShape3D",
@@ -54,7 +54,7 @@ GODOT_3_NAMES = {
     "RayShape": "SeparationRayShape3D", "RayShape2D": "SeparationRayShape2D",
 }
 """Godot 3 shape classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
-gdscript/props.gd has the material ones, which the engine side checks."""
+gdscript/values/props.gd has the material ones, which the engine side checks."""
 
 Properties = dict[str, Any]
 """Property name to JSON value; the engine converts each value by the property's own type."""

@@ -1,11 +1,11 @@
 extends RefCounted
 ## Set properties from JSON (checked, converted, verified) and read them back as JSON.
 
-const Job = preload("job.gd")
+const Job = preload("../job.gd")
 const Codec = preload("codec.gd")
-const Gate = preload("safety/gate.gd")
-const Paths = preload("safety/paths.gd")
-const Scan = preload("safety/scan.gd")
+const Gate = preload("../safety/gate.gd")
+const Paths = preload("../safety/paths.gd")
+const Scan = preload("../formats/scan.gd")
 
 ## Members a request may never set: they would attach code or move the file.
 const FORBIDDEN: Array[String] = ["script", "resource_path", "resource_scene_unique_id"]
@@ -36,7 +36,7 @@ const _ELEMENTWISE: Array[int] = [
 	TYPE_PACKED_VECTOR4_ARRAY,
 ]
 ## Godot 3 material classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
-## bridge/models.py has the shape ones, which the front end checks.
+## godot_bridge/requests/models.py has the shape ones, which the front end checks.
 const _GODOT_3_NAMES: Dictionary = {
 	"SpatialMaterial": "StandardMaterial3D",
 	"ParticlesMaterial": "ParticleProcessMaterial",
@@ -165,7 +165,7 @@ static func apply(target: Object, values: Dictionary, job: Job, member: String) 
 static func _settable(
 	target: Object, info: Dictionary, value: Variant, job: Job, where: String, member: String
 ) -> bool:
-	if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS:
+	if info["type"] == TYPE_STRING and info["hint"] in Scan.PATH_HINTS:
 		var fault: Array = Gate.opened_file_fault(value)
 		if not fault.is_empty():
 			job.fail(

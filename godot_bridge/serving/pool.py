@@ -3,14 +3,14 @@
 Every request goes through here: `Bridge.run()` as a batch of one, `Bridge.batch()` and the
 command line's `batch` as a stream. A batch given as a list is served by the caller's thread
 alone; a stream that may block gets a second thread. Requests are prepared and finished by
-bridge/request.py; engines are bridge/worker.py.
+godot_bridge/requests/request.py; engines are godot_bridge/engine/worker.py.
 
-Two threads, besides the pipe threads of each engine (bridge/process.py), which only move bytes.
+Two threads, besides the pipe threads of each engine (godot_bridge/engine/process.py), which only move bytes.
 The feeder only reads the input, which may block; the caller's thread, inside `map()`, does all
 the rest as one event loop: it turns requests into engine messages (decoding,
 validation, path checks) as fast as the engines take them, routes them to slots, keeps up to
 `window` requests in flight on each slot's engine, so the engine never waits for Python, waits on
-the one queue that every engine's output (and the feeder's wake-up) arrives on (bridge/worker.py
+the one queue that every engine's output (and the feeder's wake-up) arrives on (godot_bridge/engine/worker.py
 `Inbox`), and yields the replies in input order.
 Python's work on a request all happens in that one thread: a second thread doing part of it
 would hold the interpreter lock just when a reply needs reading and an engine, more requests.
@@ -45,11 +45,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from . import engine as engines
-from . import imports, locks, wall
-from .errors import BridgeError, EngineCrashed, Skipped, Timeout
-from .request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
-from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Release, Worker
+from godot_bridge.engine import godot as engines
+from godot_bridge.engine import wall
+from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Release, Worker
+from godot_bridge.errors import BridgeError, EngineCrashed, Skipped, Timeout
+from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
+from godot_bridge.serving import imports, locks
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
@@ -73,7 +74,7 @@ _SKIPPED = "skipped: an earlier request failed and --stop-on-error is set"
 ArgvFor = Callable[[Path, str], Sequence[str]]
 """Build the command line of a worker for a project root and a reply token."""
 
-log = logging.getLogger("bridge")
+log = logging.getLogger("godot_bridge")
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class Settings:
     """How engines are found, started, given deadlines and retired: the one copy of these settings."""
 
     godot: str | None = None
-    """The Godot binary (None: found as bridge/engine.py find_godot says)."""
+    """The Godot binary (None: found as godot_bridge/engine/godot.py find_godot says)."""
     timeout: float = engines.DEFAULT_TIMEOUT
     """Seconds one request may take before its engine is killed and replaced."""
     verbose: bool = False
@@ -474,7 +475,7 @@ class Pool:
 
     def import_for(self, root: Path, seen: int, stamp: int | None) -> tuple[bool, str | None]:
         """Import `root` for a worker that answered not_imported, started after `seen` imports of the
-        pool's and at import stamp `stamp` (bridge/imports.py); not again when the pool's own last
+        pool's and at import stamp `stamp` (godot_bridge/serving/imports.py); not again when the pool's own last
         import left the stamp as it is (it did not help, and would not again).
 
         Return whether to serve the request again, and why the import failed (None if it did not).
@@ -514,7 +515,7 @@ class Pool:
 
 
 def hold_writes(worker: Worker, job: Job, deadline: float) -> Release:
-    """Lock the files a request rewrites in place (see bridge/locks.py), waiting until `deadline`.
+    """Lock the files a request rewrites in place (see godot_bridge/serving/locks.py), waiting until `deadline`.
 
     Return what `worker` is to run once it is done with the request. When its engine died before
     answering, that removes the temp files it left beside the files the request writes and, for a

@@ -4,7 +4,7 @@ extends RefCounted
 ## decode() turns a JSON value into the Variant a property of the given type takes, or fails the
 ## job with invalid_value; encode() turns a Variant into JSON that decode() accepts back unchanged.
 
-const Job = preload("job.gd")
+const Job = preload("../job.gd")
 
 const _VECTOR_KEYS: Array[String] = ["x", "y", "z", "w"]
 const _WIDTHS: Dictionary = {

@@ -16,7 +16,7 @@ import stat
 import string
 from pathlib import Path
 
-from .errors import InvalidPath, PathOutsideProject, ProjectNotFound
+from godot_bridge.errors import InvalidPath, PathOutsideProject, ProjectNotFound
 
 RESOURCE_SUFFIXES = (".tres",)
 UPDATABLE_SUFFIXES = (".tres", ".res")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import discovery
-from .errors import EngineNotFound, EngineUnsupported
+from godot_bridge.engine import discovery
+from godot_bridge.errors import EngineNotFound, EngineUnsupported
 
 # The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
 MIN_VERSION = (4, 4)
@@ -293,9 +293,9 @@ def _write_cache(cache: Path, known: dict[str, str]) -> None:
 
 def gdscript_dir() -> Path:
     """Return the folder of the engine-side scripts: inside the installed package, or the repo's."""
-    here = Path(__file__).resolve().parent
-    installed = here / "gdscript"
-    return installed if installed.is_dir() else here.parent / "gdscript"
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "gdscript"
+    return installed if installed.is_dir() else package.parent / "gdscript"
 
 
 _QUIET_PROJECT = (

@@ -2,7 +2,7 @@
 
 `Bridge` serves requests (plain dicts, or its typed methods); a failed typed call raises the
 `BridgeError` subclass of its error code, each exported here. Messages about the engine's life
-(imports, restarts) go to the `logging` logger "bridge".
+(imports, restarts) go to the `logging` logger "godot_bridge".
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from godot_bridge.errors import (
     BridgeError,
     EngineCrashed,
     EngineError,
@@ -37,13 +37,13 @@ from .errors import (
     UnknownProperty,
     UnsafeResource,
 )
-from .version import __version__
+from godot_bridge.version import __version__
 
 # A library stays quiet unless its user configures logging; the command line shows these on stderr.
-logging.getLogger("bridge").addHandler(logging.NullHandler())
+logging.getLogger("godot_bridge").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
-    from .api import Bridge
+    from godot_bridge.front.api import Bridge
 
 __all__ = [
     "Bridge", "BridgeError", "EngineCrashed", "EngineError", "EngineNotFound", "EngineOperationError",
@@ -57,7 +57,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Bridge pulls in pydantic (~0.1 s); `godot-bridge run` imports it while the engine starts.
     if name == "Bridge":
-        from .api import Bridge
+        from godot_bridge.front.api import Bridge
 
         return Bridge
-    raise AttributeError(f"module 'bridge' has no attribute {name!r}")
+    raise AttributeError(f"module 'godot_bridge' has no attribute {name!r}")

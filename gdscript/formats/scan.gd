@@ -3,7 +3,17 @@ extends RefCounted
 ## it would instantiate, the files it would load, and whether it sets a `script` anywhere.
 ## text_format.gd and binary_format.gd fill one in; gate.gd judges it.
 
-const Paths = preload("paths.gd")
+## The property hints under which the engine treats a String as a file or folder path. 44 is
+## PROPERTY_HINT_FILE_PATH (Godot 4.4 on), by number so that the script compiles on older engines.
+const PATH_HINTS: Array[int] = [
+	PROPERTY_HINT_FILE,
+	PROPERTY_HINT_DIR,
+	PROPERTY_HINT_GLOBAL_FILE,
+	PROPERTY_HINT_GLOBAL_DIR,
+	PROPERTY_HINT_SAVE_FILE,
+	PROPERTY_HINT_GLOBAL_SAVE_FILE,
+	44,
+]
 
 ## The most entries an array of properties may be given (Curve.point_count, Gradient's): far above
 ## what a resource holds, far below what holds an engine for minutes. props.gd holds requests to it.
@@ -99,7 +109,7 @@ static func property_kind(type: String, name: String) -> String:
 		var kinds: Dictionary = {}
 		if ClassDB.class_exists(type):
 			for info: Dictionary in ClassDB.class_get_property_list(type):
-				if info["type"] == TYPE_STRING and info["hint"] in Paths.PATH_HINTS:
+				if info["type"] == TYPE_STRING and info["hint"] in PATH_HINTS:
 					kinds[info["name"]] = _PATH
 				elif info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY:
 					kinds[info["name"]] = _COUNT

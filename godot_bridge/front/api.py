@@ -1,4 +1,4 @@
-"""The Python API: `Bridge`, a facade over the serving pool (bridge/pool.py).
+"""The Python API: `Bridge`, a facade over the serving pool (godot_bridge/serving/pool.py).
 
 `run()` serves one request, `batch()` a stream of them, and the typed methods (`material_create()`,
 ...) one each with keyword arguments. Requests go down one path: api → pool → request → worker.
@@ -11,12 +11,12 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar, Union, cast
 
-from . import engine as engines
-from .errors import from_wire
-from .pool import Pool, Settings
-from .replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
-from .request import Item, Reply
-from .worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
+from godot_bridge.engine import godot as engines
+from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
+from godot_bridge.errors import from_wire
+from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
+from godot_bridge.requests.request import Item, Reply
+from godot_bridge.serving.pool import Pool, Settings
 
 DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 StrPath = Union[str, "os.PathLike[str]"]
@@ -28,7 +28,7 @@ class Bridge:
     """Serve requests with warm engine processes per project, reused across calls.
 
     `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
-    The typed methods return the reply of a success, typed (bridge/replies.py), and raise the
+    The typed methods return the reply of a success, typed (godot_bridge/requests/replies.py), and raise the
     `BridgeError` subclass of an error reply. `batch()` streams replies in input order, up to
     `jobs` engines per project at once. Call a Bridge from one thread at a time (the MCP server
     serialises its calls); for parallel work use one Bridge per thread, or `batch()`.
@@ -92,7 +92,7 @@ class Bridge:
 
     # ----- typed methods ---------------------------------------------------------------------
 
-    # Each takes the members of its request model (bridge/models.py) as keywords, less `op`, `id` and
+    # Each takes the members of its request model (godot_bridge/requests/models.py) as keywords, less `op`, `id` and
     # the variant spellings; tests/test_api.py holds the signatures against the models.
 
     def resource_read(

@@ -7,11 +7,11 @@ extends RefCounted
 ## embed, {"type", "properties"} (made by creating.gd). Read back, a resource is its path, or
 ## {"type", "path", "properties"} while the reply's depth lasts.
 
-const Job = preload("job.gd")
+const Job = preload("../job.gd")
 const Creating = preload("creating.gd")
 const Props = preload("props.gd")
 const Resources = preload("resources.gd")
-const Paths = preload("safety/paths.gd")
+const Paths = preload("../safety/paths.gd")
 
 
 ## A Resource value from JSON: null, or a path to an existing resource of a class in `hint`.

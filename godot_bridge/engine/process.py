@@ -9,9 +9,9 @@ on an engine that does not read. Each thread owns its pipe and closes it, so no 
 ever closed under a thread that uses it. A reader hands over at most CREDIT chunks that its owner
 has not taken yet (`taken()`), so a flood of output costs no memory, and what the engine prints
 meanwhile gathers in the pipe, to be read in one piece. Nothing here knows the
-protocol (bridge/frames.py and bridge/worker.py do). Every wait is bounded by a deadline its caller
+protocol (frames.py and worker.py beside it do). Every wait is bounded by a deadline its caller
 passes down, so a stop has one time budget however many stages it takes. What differs by system
-is bridge/platform.py.
+is godot_bridge/engine/platform.py.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
-from . import platform
-from .errors import EngineCrashed
+from godot_bridge.engine import platform
+from godot_bridge.errors import EngineCrashed
 
 if TYPE_CHECKING:
     # Imported where used: psutil costs ~25 ms to import, on the way to a `run`'s engine launch.

@@ -37,11 +37,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import engine as engines
-from . import locks
-from .errors import BridgeError
+from godot_bridge.engine import godot as engines
+from godot_bridge.errors import BridgeError
+from godot_bridge.serving import locks
 
-log = logging.getLogger("bridge")
+log = logging.getLogger("godot_bridge")
 
 CODE_EXTENSIONS = frozenset({"gd", "gdc", "cs", "gdextension", "so", "dll", "dylib", "framework"})
 """Files left out of the shadow: scripts and native libraries, which the editor would run."""

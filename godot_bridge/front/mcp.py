@@ -23,14 +23,14 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from . import engine as engines
-from .api import Bridge
-from .errors import BridgeError, InvalidRequest
-from .models import REQUEST_MODELS, request_schema
-from .replies import REPLIES
-from .request import refuse
+from godot_bridge.engine import godot as engines
+from godot_bridge.errors import BridgeError, InvalidRequest
+from godot_bridge.front.api import Bridge
+from godot_bridge.requests.models import REQUEST_MODELS, request_schema
+from godot_bridge.requests.replies import REPLIES
+from godot_bridge.requests.request import refuse
 
-log = logging.getLogger("bridge")
+log = logging.getLogger("godot_bridge")
 
 GUIDANCE = (
     "These tools create and read Godot 4 resources (materials, collision shapes, UI style boxes) "
@@ -72,7 +72,7 @@ the variant spellings of a member (still accepted), and `allow_scripts` only on 
 with --allow-scripts."""
 
 def _reply_schema(op: str) -> dict[str, Any]:
-    """The output schema of tool `op`: its success reply (bridge/replies.py), without generated titles."""
+    """The output schema of tool `op`: its success reply (requests/replies.py), without generated titles."""
     schema = TypeAdapter(REPLIES[op]).json_schema()
     schema.pop("title", None)
     schema["properties"] = {name: {key: value for key, value in member.items() if key != "title"}

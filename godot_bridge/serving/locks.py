@@ -11,9 +11,9 @@ hash of the target's real path: nothing is ever created in the project for them.
 filelock's: `flock` on Linux and macOS, `msvcrt.locking` on Windows.
 
 The engine saves through a temp file `.<file>.<pid>-<n>.tmp.<ext>` beside the target and renames it
-over the target (gdscript/saving.gd). An engine killed between the two leaves the temp behind; once
+over the target (gdscript/files/saving.gd). An engine killed between the two leaves the temp behind; once
 that engine is dead, `sweep()` removes the temps its pid left beside the files it was writing (the
-name is made in gdscript/atomic_write.gd).
+name is made in gdscript/files/atomic_write.gd).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .engine import cache_dir
-from .errors import SaveFailed, Timeout
+from godot_bridge.engine.godot import cache_dir
+from godot_bridge.errors import SaveFailed, Timeout
 
 if TYPE_CHECKING:
     import filelock

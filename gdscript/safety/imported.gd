@@ -9,10 +9,10 @@ extends RefCounted
 ## every artefact named in the import's `dest_files` exists. Hashes are kept per file (by size and
 ## time of change), so a texture is hashed once per worker, not once per request.
 
-const Job = preload("job.gd")
-const Paths = preload("safety/paths.gd")
-const Scan = preload("safety/scan.gd")
-const TextFormat = preload("safety/text_format.gd")
+const Job = preload("../job.gd")
+const Paths = preload("paths.gd")
+const Scan = preload("../formats/scan.gd")
+const TextFormat = preload("../formats/text_format.gd")
 
 ## Real path -> [modified time, size, md5 text]; for several files joined, their paths joined by "|"
 ## -> [[time, size] of each, md5 text].

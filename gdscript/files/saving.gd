@@ -18,9 +18,9 @@ extends RefCounted
 ## request came in, but a folder on the way may have become a link since.
 
 const AtomicWrite = preload("atomic_write.gd")
-const Job = preload("job.gd")
-const Gate = preload("safety/gate.gd")
-const Paths = preload("safety/paths.gd")
+const Job = preload("../job.gd")
+const Gate = preload("../safety/gate.gd")
+const Paths = preload("../safety/paths.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
 static var _ext_line: RegEx = RegEx.create_from_string('(?m)^\\[ext_resource ([^\\n]*?)path="([^"]+)"([^\\n]*)\\]$')

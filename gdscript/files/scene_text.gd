@@ -9,9 +9,9 @@ extends RefCounted
 ## the scene's uid. Sections and properties are found by the same reader of the format that the load
 ## gate uses (text_format.gd), so a string or a comment that looks like a section is never taken for one.
 
-const Job = preload("job.gd")
-const Scan = preload("safety/scan.gd")
-const TextFormat = preload("safety/text_format.gd")
+const Job = preload("../job.gd")
+const Scan = preload("../formats/scan.gd")
+const TextFormat = preload("../formats/text_format.gd")
 
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 static var _load_steps: RegEx = RegEx.create_from_string(" load_steps=(\\d+)")

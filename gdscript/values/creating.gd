@@ -2,7 +2,7 @@ extends RefCounted
 ## Make a new resource of a class a request names, with its properties set: the one way every
 ## create operation (and an embedded {"type", "properties"} value) makes a resource.
 
-const Job = preload("job.gd")
+const Job = preload("../job.gd")
 const Props = preload("props.gd")
 
 static var _creatable: Array = []

@@ -1,0 +1,2 @@
+"""Serving requests: warm engines per project and replies in order (pool.py), the import of a
+project's assets (imports.py), and the per-file locks of writes (locks.py)."""
