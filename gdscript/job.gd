@@ -53,10 +53,21 @@ var message: String = ""
 var field: String = ""
 ## Whether resources that carry scripts may be loaded (the request's allow_scripts).
 var allow_scripts: bool = false
+## The request's own names for members it gave under another spelling (the bridge sends them:
+## {"resource_path": "path"}), so that errors speak the request's language.
+var _names: Dictionary = {}
 
 
 func _init(request: Dictionary = {}) -> void:
 	allow_scripts = request.get("allow_scripts", false) == true
+	var names: Variant = request.get("names", {})
+	if typeof(names) == TYPE_DICTIONARY:
+		_names = names
+
+
+## The name the request gave `member` under: the member's own, unless it used another spelling.
+func named(member: String) -> String:
+	return _names.get(member, member)
 
 
 func fail(p_code: String, p_message: String, p_field: String = "") -> void:

@@ -16,18 +16,10 @@ const Job = preload("job.gd")
 const Gate = preload("safety/gate.gd")
 const Paths = preload("safety/paths.gd")
 const ResourceValues = preload("values/resource_values.gd")
-## Each operation's script, compiled on its first request: the engine compiles GDScript slowly
-## (~0.3 s for all of the bridge's on a 2-core VM, 75 us a line), and a `godot-bridge run` needs one
-## operation, not seven.
-const OPERATIONS: Dictionary = {
-	"resource_read": "ops/resource_read.gd",
-	"material_create": "ops/material_create.gd",
-	"style_box_create": "ops/style_box_create.gd",
-	"shape_create": "ops/shape_create.gd",
-	"resource_duplicate": "ops/resource_duplicate.gd",
-	"resource_update": "ops/resource_update.gd",
-	"resource_create": "ops/resource_create.gd",
-}
+## Each operation is the script ops/<op>.gd, compiled on its first request: the engine compiles
+## GDScript slowly (~0.3 s for all of the bridge's on a 2-core VM, 75 us a line), and a
+## `godot-bridge run` needs one operation, not all. The bridge sends only the ops its models declare.
+const _OP_NAME: String = "^[a-z][a-z_]*$"
 
 const HEADER_SIZE: int = 16
 const _BEAT_MSEC: int = 250
@@ -121,10 +113,13 @@ func _serve(request: Dictionary) -> Dictionary:
 
 ## The script of operation `name`, compiled once; null for a name that is none.
 func _operation(name: Variant) -> GDScript:
-	if not OPERATIONS.has(name):
-		return null
 	if not _operations.has(name):
-		_operations[name] = load(get_script().resource_path.get_base_dir().path_join(OPERATIONS[name]))
+		if typeof(name) != TYPE_STRING or RegEx.create_from_string(_OP_NAME).search(name) == null:
+			return null
+		var script: String = get_script().resource_path.get_base_dir().path_join("ops/%s.gd" % name)
+		if not FileAccess.file_exists(script):
+			return null
+		_operations[name] = load(script)
 	return _operations[name]
 
 

@@ -25,6 +25,21 @@ REPO = Path(__file__).parent.parent
 FAKE = Path(__file__).parent / "fake_engine.py"
 
 
+ENGINE_FIXTURES = {"godot_bin"}
+"""Asking for one of these (directly or through another fixture) puts a test in the engine tier."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test in one tier: `engine` when it runs the real Godot (it asks for godot_bin, or
+    says so), else `unit`. A test marked unit that asks for Godot is an error, not a quiet move."""
+    for item in items:
+        needs_godot = bool(ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())))
+        if item.get_closest_marker("unit") is not None and needs_godot:
+            raise pytest.UsageError(f"{item.nodeid} is marked unit but asks for Godot")
+        if item.get_closest_marker("engine") is None and item.get_closest_marker("unit") is None:
+            item.add_marker(pytest.mark.engine if needs_godot else pytest.mark.unit)
+
+
 @pytest.fixture(scope="session")
 def godot_bin() -> str:
     """The Godot binary under test. Missing Godot fails the run: engine tests are never skipped."""

@@ -12,9 +12,7 @@ from pydantic import TypeAdapter
 
 from godot_bridge import Bridge, BridgeError
 from godot_bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
-from godot_bridge.requests.replies import REPLIES
-
-pytestmark = pytest.mark.godot
+from godot_bridge.requests.models import REPLIES
 
 
 def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) -> None:
@@ -138,6 +136,21 @@ def test_every_reply_has_the_members_its_type_declares_and_no_other(bridge: Brid
         TypeAdapter(declared).validate_python(reply)
 
 
+def test_call_serves_any_operation_from_its_model_and_returns_its_typed_reply(bridge: Bridge, project: Path) -> None:
+    from godot_bridge.requests.models import MaterialCreate, ResourceRead
+
+    made = bridge.call(MaterialCreate(project_path=str(project), material_type="StandardMaterial3D",
+                                      resource_path="api/std.tres", properties={"roughness": 0.25}))
+    assert made == {"op": "material_create", "resource_path": "api/std.tres", "type": "StandardMaterial3D",
+                    "result": "ok"}
+    read = bridge.call(ResourceRead(project_path=str(project), path="api/std.tres"))
+    assert read["properties"] == {"roughness": 0.25}
+    with pytest.raises(NotFound):
+        bridge.call(ResourceRead(project_path=str(project), resource_path="api/none.tres"))
+    with pytest.raises(TypeError, match="takes a model"):
+        bridge.call({"op": "resource_read"})  # type: ignore[arg-type]
+
+
 def test_a_misspelt_keyword_fails_at_the_call(bridge: Bridge, project: Path) -> None:
     with pytest.raises(TypeError, match="propertis"):
         bridge.material_create(project, "StandardMaterial3D", "x.tres", propertis={})  # type: ignore[call-arg]
@@ -145,5 +158,5 @@ def test_a_misspelt_keyword_fails_at_the_call(bridge: Bridge, project: Path) -> 
 
 def test_the_plumbing_is_not_public() -> None:
     public = {name for name in dir(Bridge) if not name.startswith("_")}
-    assert public == {"run", "batch", "ready", "prewarm", "close", "resource_read", "material_create",
+    assert public == {"run", "batch", "ready", "prewarm", "close", "call", "resource_read", "material_create",
                       "shape_create", "style_box_create", "resource_duplicate", "resource_update", "resource_create"}

@@ -47,7 +47,7 @@ def test_gdscript_uses_only_what_the_oldest_accepted_engine_has() -> None:
         pytest.fail(report(problems, api), pytrace=False)
 
 
-@pytest.mark.godot
+@pytest.mark.engine
 def test_everything_the_scan_finds_exists_in_the_engine_here(godot_bin: str, tmp_path: Path) -> None:
     engine = probe(godot_bin)
     subprocess.run(

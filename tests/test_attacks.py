@@ -29,8 +29,6 @@ from godot_bridge.errors import BridgeError
 from godot_bridge.requests import paths
 from godot_bridge.serving.pool import Pool, Settings
 
-pytestmark = pytest.mark.godot
-
 LIBRARY = """#include <stdio.h>
 __attribute__((constructor)) static void ran(void) {
     FILE *f = fopen(MARKER, "w");

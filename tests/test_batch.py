@@ -16,8 +16,6 @@ import pytest
 
 from conftest import REPO, run_cli
 
-pytestmark = pytest.mark.godot
-
 
 def create(project: Path, path: str, roughness: float, **extra: Any) -> dict[str, Any]:
     return {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",

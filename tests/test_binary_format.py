@@ -18,8 +18,6 @@ import pytest
 
 from conftest import REPO
 
-pytestmark = pytest.mark.godot
-
 CHECK = REPO / "tests" / "gdscript" / "binary_format_check.gd"
 SCRIPT_CLASSES = {"Script", "GDScript", "CSharpScript"}
 

@@ -30,8 +30,6 @@ from godot_bridge import Bridge
 from godot_bridge.engine import wall
 from godot_bridge.requests import paths
 
-pytestmark = pytest.mark.godot
-
 SECRET = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "%s"\n'
 
 

@@ -17,10 +17,7 @@ import pytest
 
 from conftest import snapshot
 from godot_bridge import Bridge
-from godot_bridge.requests.models import REQUEST_MODELS
-from godot_bridge.requests.replies import REPLY_ADAPTER
-
-pytestmark = pytest.mark.godot
+from godot_bridge.requests.models import REPLY_ADAPTER, REQUEST_MODELS
 
 CASES = Path(__file__).parent / "cases"
 PLACEHOLDER = "$PROJECT"

@@ -12,8 +12,6 @@ import pytest
 
 from conftest import run_cli
 
-pytestmark = pytest.mark.godot
-
 
 def replies(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]

@@ -24,8 +24,6 @@ from godot_bridge import Bridge
 from godot_bridge.serving import locks
 from godot_bridge.serving.locks import lock_dir
 
-pytestmark = pytest.mark.godot
-
 NODES = 200
 """Nodes per process, each given one shape: any edit lost to a concurrent one shows at the end."""
 MATERIALS = 10

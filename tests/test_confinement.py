@@ -21,8 +21,6 @@ import hostile_corpus as corpus
 from godot_bridge import Bridge
 from godot_bridge.serving.pool import Pool, Settings
 
-pytestmark = pytest.mark.godot
-
 SECRET = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "the secret"\n'
 
 

@@ -15,8 +15,6 @@ from conftest import snapshot
 from godot_bridge import Bridge
 from test_duplicate import strip_paths
 
-pytestmark = pytest.mark.godot
-
 CREATED: dict[str, dict[str, Any]] = {
     "Gradient": {"colors": [[0, 0, 0, 1], [1, 0.5, 0, 1]], "offsets": [0, 1]},
     "Curve": {"point_count": 2, "point_1/position": [1, 1], "max_value": 2},

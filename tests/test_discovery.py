@@ -401,7 +401,7 @@ def with_shell(bin_dir: Path) -> str:
     return os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
 
 
-@pytest.mark.godot
+@pytest.mark.engine
 def test_doctor_with_the_real_engine_named_and_a_newer_one_found(godot_bin: str, home: Path, bin_dir: Path,
                                                                  tmp_path: Path) -> None:
     found = stand_in(home / "Downloads" / "Godot_v4.99-stable_linux.x86_64", "4.99.stable.official.aaaaaaa")
@@ -416,7 +416,7 @@ def test_doctor_with_the_real_engine_named_and_a_newer_one_found(godot_bin: str,
     assert report["project"]["valid"] is True
 
 
-@pytest.mark.godot
+@pytest.mark.engine
 def test_the_real_engine_is_found_where_a_download_lies(godot_bin: str, home: Path, bin_dir: Path) -> None:
     # The real binary, copied (with whatever it needs beside it, if it is a wrapper) to where a
     # download of it would lie; a Godot 3 on PATH is passed over for it.

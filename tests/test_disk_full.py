@@ -21,8 +21,6 @@ import pytest
 
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 NAME = "n" * 10_000
 SCENE = ('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n'
          '[node name="Body" type="StaticBody3D" parent="."]\n\n'

@@ -15,8 +15,6 @@ import pytest
 from conftest import snapshot
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 SOURCE = "materials/layered.tres"
 
 

@@ -15,8 +15,6 @@ from godot_bridge.engine import wall
 from godot_bridge.engine.godot import parse_version, probe
 from godot_bridge.errors import EngineUnsupported
 
-pytestmark = pytest.mark.godot
-
 
 def fake_godot(folder: Path, version: str, name: str = "godot") -> Path:
     """A script that answers --version like a Godot of `version` would."""

@@ -6,11 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from conftest import REPO, run_cli
-
-pytestmark = pytest.mark.godot
 
 
 def test_example_batch_is_all_ok(godot_bin: str, tmp_path: Path) -> None:

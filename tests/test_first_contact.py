@@ -12,8 +12,6 @@ from godot_bridge import Bridge
 from godot_bridge.errors import InvalidRequest
 from godot_bridge.requests.models import parse_request
 
-pytestmark = pytest.mark.godot
-
 LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
                "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
 

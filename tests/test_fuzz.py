@@ -18,8 +18,6 @@ from godot_bridge import Bridge
 from godot_bridge.errors import ERROR_CLASSES
 from godot_bridge.requests.models import SHAPE_TYPES, STYLE_TYPES
 
-pytestmark = pytest.mark.godot
-
 MATERIALS = ["StandardMaterial3D", "ORMMaterial3D", "ShaderMaterial", "CanvasItemMaterial",
              "ParticleProcessMaterial", "PhysicsMaterial", "FogMaterial", "ProceduralSkyMaterial"]
 REQUEST_CODES = set(ERROR_CLASSES) - {"engine_crashed", "timeout", "skipped", "engine_not_found",

@@ -22,8 +22,6 @@ import pytest
 from conftest import FIXTURES, run_cli
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 # Builds the request for a project path: a decoded JSON value, an object except where a case says not.
 Case = Callable[[str], object]
 

@@ -21,8 +21,6 @@ from godot_bridge import Bridge
 from godot_bridge.engine.godot import Engine
 from godot_bridge.serving import imports
 
-pytestmark = pytest.mark.godot
-
 IMPORTING = "godot-bridge: importing the assets of"
 
 

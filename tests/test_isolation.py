@@ -18,8 +18,6 @@ import pytest
 from godot_bridge import Bridge
 from hostile_corpus import gd_source, quoted
 
-pytestmark = pytest.mark.godot
-
 EXTENSION = """#include <stdio.h>
 __attribute__((constructor)) static void ran(void) {
     FILE *f = fopen(MARKER, "w");

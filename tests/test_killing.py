@@ -21,8 +21,6 @@ import pytest
 from conftest import engine_processes
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 KILLS = 55
 TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres",
            "new_a.tres", "fresh/deeper/new_b.tres", "fresh/new_c.tres"]

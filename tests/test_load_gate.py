@@ -21,8 +21,6 @@ from godot_bridge.engine import wall
 from godot_bridge.engine.worker import Worker
 from opened import Watched
 
-pytestmark = pytest.mark.godot
-
 
 def shader_tres(code: str) -> str:
     return f'[gd_resource type="Shader" format=3]\n\n[resource]\ncode = {corpus.quoted(code)}\n'
@@ -234,7 +232,7 @@ def test_only_an_engine_started_trusted_serves_allow_scripts(watched: Watched, g
     worker = Worker(lambda token: [*argv[:-3], token, *argv[-2:]], start_timeout=60)
     worker.start()
     try:
-        worker.send({"op": "resource_read", "path": "res://plain.tres", "allow_scripts": True, "depth": 1})
+        worker.send({"op": "resource_read", "resource_path": "res://plain.tres", "allow_scripts": True, "depth": 1})
         worker.flush()
         reply = worker.receive(time.monotonic() + 60)
     finally:
@@ -243,6 +241,25 @@ def test_only_an_engine_started_trusted_serves_allow_scripts(watched: Watched, g
         assert reply["ok"] is True, reply
     else:
         assert reply["ok"] is False and reply["error"]["field"] == "allow_scripts", reply
+
+
+def test_an_engine_serves_only_the_operations_of_its_ops_folder(watched: Watched, godot_bin: str) -> None:
+    # The engine loads ops/<op>.gd by name: a name that is no file there, or that would lead out
+    # of it, is an error reply, and the engine goes on serving.
+    engine = engines.probe(godot_bin)
+    argv = engines.worker_argv(engine, watched.project.resolve(), "TOKEN", pack=engines.settings_pack(engine))
+    worker = Worker(lambda token: [*argv[:-3], token, *argv[-2:]], start_timeout=60)
+    worker.start()
+    try:
+        replies = []
+        for op in ("../main", "../tools/audit", "no_such_op", "Resource_read", 7, None):
+            worker.send({"op": op, "resource_path": "res://x.tres"})
+            worker.flush()
+            replies.append(worker.receive(time.monotonic() + 60))
+    finally:
+        worker.close()
+    assert [(reply["ok"], reply["error"]["code"]) for reply in replies] == [(False, "invalid_request")] * 6
+    assert all("the engine has no operation" in reply["error"]["message"] for reply in replies)
 
 
 # ----- the second wall (Linux): the kernel confines what an engine opens ---------------------------

@@ -22,8 +22,6 @@ import pytest
 import hostile_corpus as corpus
 from opened import Watched, opened, scripts_opened, under
 
-pytestmark = pytest.mark.godot
-
 TARGETS = ("script", "absolute", "dotdot")
 UID_BASE = 4_000_000_000_000
 

@@ -9,8 +9,6 @@ import pytest
 
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 UID = re.compile(r'^\[gd_resource [^\n]*uid="(uid://[a-z0-9]+)"', re.M)
 
 

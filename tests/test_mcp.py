@@ -19,8 +19,6 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, ty
 from conftest import REPO
 from godot_bridge.requests.models import REQUEST_MODELS, Request
 
-pytestmark = pytest.mark.godot
-
 T = TypeVar("T")
 Scenario = Callable[[ClientSession], Awaitable[T]]
 

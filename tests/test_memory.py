@@ -9,8 +9,6 @@ import pytest
 
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 _SPEC = importlib.util.spec_from_file_location("memory_soak",
                                                Path(__file__).parent.parent / "scripts" / "memory_soak.py")
 assert _SPEC is not None and _SPEC.loader is not None

@@ -14,7 +14,7 @@ import pytest
 import godot_bridge
 from conftest import REPO, snapshot
 
-pytestmark = [pytest.mark.godot, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,18 @@
 """One table of paths, each run as a request member and as a property value that names a file.
 
-Request members are confined in Python (godot_bridge/requests/paths.py) before a request reaches the engine;
-property values that name a file are confined in the engine (gdscript/safety/paths.gd). Both must
-refuse the same paths with the same codes, so every row runs through both, against the real
-engine: three request members (read, copy from, save to) and four value uses (a property of a new
-material, of a resource embedded in a new resource, a duplicate's override, an update). A row
-expects "ok" (its path names mat.tres, a material inside the project), "not_found" (a file that is
-not there; saving there is ok), or an error code. Where the two uses differ on purpose, the row's
-`value_code` says so and `why` says why.
+Request members are confined in Python (godot_bridge/requests/paths.py) before a request reaches the
+engine; property values that name a file are confined in the engine (gdscript/safety/paths.gd). Both
+must refuse the same paths with the same codes: three request members (read, copy from, save to) and
+four value uses (a property of a new material, of a resource embedded in a new resource, a
+duplicate's override, an update). A row expects "ok" (its path names mat.tres, a material inside the
+project), "not_found" (a file that is not there; saving there is ok), or an error code. Where the
+two uses differ on purpose, the row's `value_code` says so and `why` says why.
+
+Three tiers hold the table. Every row and use goes through the bridge's own request handling
+(`prepare()`, pure: unit tier, milliseconds); every row's path goes through the engine's confine()
+in one engine process (tests/gdscript/paths_check.gd); and a sample of whole requests runs through
+a real engine end to end: every row once (the uses taking turns), and each use with every code it
+can give. Whether a file is there is the engine's to say, so "not_found" rows pass the first two.
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from conftest import engine_confine
 from godot_bridge import Bridge
-
-pytestmark = pytest.mark.godot
+from godot_bridge.requests.request import Job, Roots, prepare
 
 MATERIAL = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "%s"\n'
 
@@ -251,29 +256,82 @@ def run(bridge: Bridge, project: Path, request: dict[str, Any]) -> tuple[str, di
     return code, reply
 
 
+def prepared(project: Path, request: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """What the bridge makes of `request` before any engine: "ok" (a Job for the engine), or the
+    code of its error reply and the reply."""
+    outcome = prepare({**request, "project_path": str(project)}, Roots(None))
+    return ("ok", None) if isinstance(outcome, Job) else (outcome["error"]["code"], outcome)
+
+
+def member_code(row: Row, op: str) -> str:
+    return OK if row.code == MISSING and op == "material_create" else row.code  # a save makes the file
+
+
+def before_the_engine(code: str) -> str:
+    return OK if code == MISSING else code
+
+
+USES = {**MEMBER_USES, **VALUE_USES}
+
+
+def sample() -> list[tuple[Row, str]]:
+    """Every row once, the uses taking turns, and for each use the first row of each code it gives."""
+    chosen = {(row, list(USES)[number % len(USES)]) for number, row in enumerate(ROWS)}
+    for use in USES:
+        seen: set[str] = set()
+        for row in ROWS:
+            code = member_code(row, use.split(".")[0]) if use in MEMBER_USES else row.value_code or row.code
+            if code not in seen:
+                seen.add(code)
+                chosen.add((row, use))
+    return sorted(chosen, key=lambda pair: (ROWS.index(pair[0]), pair[1]))
+
+
 @pytest.mark.parametrize("use", list(MEMBER_USES))
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: repr(row.path[:40]))
-def test_as_a_request_member(bridge: Bridge, walled: Path, row: Row, use: str) -> None:
+def test_as_a_request_member_before_the_engine(walled: Path, row: Row, use: str) -> None:
     op, field = use.split(".")
-    before = state(walled)
-    try:
-        code, reply = run(bridge, walled, MEMBER_USES[use](row.path))
-    finally:
-        forget_new_files(walled, before)  # a save made here must not answer a later row's read
-    expected = OK if row.code == MISSING and op == "material_create" else row.code  # a save makes the file
-    assert code == expected, (row.why, reply)
-    assert reply[field] == row.path
-    if code != OK:
+    before = state(walled.parent)
+    code, reply = prepared(walled, MEMBER_USES[use](row.path))
+    assert code == before_the_engine(member_code(row, op)), (row.why, reply)
+    if reply is not None:
+        assert reply[field] == row.path
         assert reply["error"]["field"] == field
+    assert state(walled.parent) == before
 
 
 @pytest.mark.parametrize("use", list(VALUE_USES))
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: repr(row.path[:40]))
-def test_as_a_property_value(bridge: Bridge, walled: Path, row: Row, use: str) -> None:
-    code, reply = run(bridge, walled, VALUE_USES[use](row.path))
-    assert code == (row.value_code or row.code), (row.why, reply)
+def test_as_a_property_value_before_the_engine(walled: Path, row: Row, use: str) -> None:
+    code, reply = prepared(walled, VALUE_USES[use](row.path))
+    # The bridge refuses only what no property value may hold; the path itself is the engine's.
+    assert code in (OK, row.value_code or row.code), (row.why, reply)
+
+
+def test_the_engine_confines_every_row_as_the_table_says(walled: Path, godot_bin: str, tmp_path: Path) -> None:
+    ahead = [row for row in ROWS if prepared(walled, VALUE_USES["material_create.properties"](row.path))[0] == OK]
+    answers = engine_confine(godot_bin, walled, [row.path for row in ahead], tmp_path)
+    wrong = [(row.path[:60], row.why, answer["code"]) for row, answer in zip(ahead, answers, strict=True)
+             if answer["code"] != before_the_engine(row.value_code or row.code)]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(("row", "use"), sample(), ids=lambda value: repr(value.path[:40]) if isinstance(value, Row)
+                         else value)
+def test_through_the_engine(bridge: Bridge, walled: Path, row: Row, use: str) -> None:
+    op, field = use.split(".")
+    before = state(walled)
+    try:
+        code, reply = run(bridge, walled, USES[use](row.path))
+    finally:
+        forget_new_files(walled, before)  # a save made here must not answer a later row's read
+    if use in MEMBER_USES:
+        assert code == member_code(row, op), (row.why, reply)
+        assert reply[field] == row.path
+    else:
+        assert code == (row.value_code or row.code), (row.why, reply)
     if code != OK:
-        assert reply["error"]["field"] == use.split(".")[1]
+        assert reply["error"]["field"] == field
 
 
 def test_a_save_under_a_name_godot_reads_as_a_drive_answers(bridge: Bridge, walled: Path) -> None:

@@ -12,8 +12,6 @@ import pytest
 from conftest import snapshot
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 
 def create(bridge: Bridge, project: Path | str, path: str, **extra: object) -> dict[str, Any]:
     return bridge.run({"op": "material_create", "project_path": str(project),

@@ -121,7 +121,7 @@ def test_python_answers_each_form(path: str, code: str, why: str) -> None:
         assert refused.field == "resource_path"
 
 
-@pytest.mark.godot
+@pytest.mark.engine
 def test_the_engine_answers_each_form_alike(godot_bin: str, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

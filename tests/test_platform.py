@@ -24,8 +24,6 @@ import pytest
 from godot_bridge import Bridge
 from godot_bridge.engine import platform
 
-pytestmark = pytest.mark.godot
-
 PACKAGE = Path(__file__).resolve().parent.parent / "godot_bridge"
 
 

@@ -96,7 +96,7 @@ def test_pool_serves_a_second_stream_with_its_warm_workers(fake_godot: str, proj
     assert {r["pid"] for r in second} <= {r["pid"] for r in first}
 
 
-@pytest.mark.godot
+@pytest.mark.engine
 def test_killing_a_real_worker_mid_batch_fails_only_what_it_was_serving(godot_bin: str,
                                                                          project: Path) -> None:
     requests = [{"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres",
@@ -113,7 +113,7 @@ def test_killing_a_real_worker_mid_batch_fails_only_what_it_was_serving(godot_bi
     assert all(r["error"]["code"] == "engine_crashed" for r in failed)
 
 
-@pytest.mark.godot
+@pytest.mark.engine
 def test_ready_says_so_while_replies_taken_together_are_still_to_come(godot_bin: str, project: Path) -> None:
     # The CLI flushes its output only when ready() is False: replies that arrived together must
     # read as ready until the last of them, or every reply costs a write of its own. A pause after

@@ -10,8 +10,6 @@ import pytest
 from conftest import snapshot
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 MARKS = ("values/scripted/loaded.txt", "values/scripted/created.txt")
 
 

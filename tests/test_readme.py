@@ -11,12 +11,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conftest import REPO
 from godot_bridge import Bridge
-
-pytestmark = pytest.mark.godot
 
 BLOCK = re.compile(r"```json\n(.*?)```", re.S)
 

@@ -24,7 +24,7 @@ import pytest
 from conftest import REPO, fresh_clone, run_cli, snapshot
 from godot_bridge import Bridge
 
-pytestmark = [pytest.mark.godot, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
 
 BUILD = REPO / "tests" / "corpus" / "build.gd"
 ORACLE = REPO / "tests" / "corpus" / "oracle.gd"

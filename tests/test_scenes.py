@@ -19,8 +19,6 @@ import pytest
 from conftest import snapshot
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 SCENE = "scenes/level.tscn"
 MARKERS = ("scenes/static_ran.txt", "scenes/init_ran.txt")
 

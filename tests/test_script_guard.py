@@ -21,8 +21,6 @@ from hypothesis import strategies as st
 import hostile_corpus as corpus
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 TEXT = corpus.text_cases()
 READABLE = (".tres", ".res", ".tscn", ".scn")
 

@@ -12,8 +12,6 @@ from conftest import run_cli, snapshot
 from godot_bridge import Bridge
 from godot_bridge.requests.models import SHAPE_TYPES
 
-pytestmark = pytest.mark.godot
-
 # Non-default values for every listed class, in the JSON forms decisions.md §4 accepts.
 SHAPES: dict[str, dict[str, Any]] = {
     "BoxShape3D": {"size": [1, 2, 3]},

@@ -10,8 +10,6 @@ from conftest import snapshot
 from godot_bridge import Bridge
 from godot_bridge.requests.models import STYLE_TYPES
 
-pytestmark = pytest.mark.godot
-
 MARGIN = {"content_margin_top": 7}
 
 

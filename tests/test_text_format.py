@@ -14,12 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import hostile_corpus as corpus
 from conftest import REPO
-
-pytestmark = pytest.mark.godot
 
 CHECK = REPO / "tests" / "gdscript" / "text_format_check.gd"
 

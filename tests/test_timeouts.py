@@ -13,8 +13,6 @@ import pytest
 from conftest import engine_processes, run_cli
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 SCRIPTS = {
     # Loading a resource runs its script's _init: these never end, or flood one stream.
     "forever": "while true:\n\t\tpass",

@@ -6,12 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conftest import run_cli, snapshot
 from godot_bridge import Bridge
-
-pytestmark = pytest.mark.godot
 
 
 def read(bridge: Bridge, project: Path, path: str, **extra: object) -> dict[str, Any]:

@@ -11,8 +11,6 @@ import pytest
 from conftest import snapshot
 from godot_bridge import Bridge
 
-pytestmark = pytest.mark.godot
-
 TWENTY: dict[str, Any] = {
     "next_pass": "materials/base.tres",
     "transparency": "TRANSPARENCY_ALPHA_SCISSOR",

@@ -42,3 +42,21 @@ def test_a_lock_folder_that_cannot_be_made_is_a_save_failed_error(tmp_path: Path
     monkeypatch.setattr(locks, "lock_dir", lambda: blocker / "locks")
     with pytest.raises(errors.SaveFailed, match="could not be taken"):
         locks.hold([tmp_path / "scene.tscn"], time.monotonic() + 1)
+
+
+def test_an_error_reply_echoes_every_member_that_names_a_file_or_node_of_any_model() -> None:
+    # ECHOED_PATHS serves requests that could not be parsed, so it cannot ask their model.
+    from godot_bridge.requests.models import REQUEST_MODELS
+    from godot_bridge.requests.request import ECHOED_PATHS
+
+    named = {"node_path"}
+    for model in REQUEST_MODELS.values():
+        for member in model.files:
+            named.update([member, *model.spellings.get(member, ())])
+    assert set(ECHOED_PATHS) == named
+
+
+def test_every_operation_has_its_script_and_every_script_an_operation() -> None:
+    from godot_bridge.requests.models import OPERATIONS
+
+    assert {script.stem for script in (gdscript_dir() / "ops").glob("*.gd")} == set(OPERATIONS)

@@ -34,7 +34,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		material.set("shader", shader)
 	var values: Dictionary = Props.apply(material, request.get("properties", {}), job, "properties")
 	if not job.failed():
-		Saving.save(material, request["path"], job, "path", values, "properties")
+		Saving.save(material, request["resource_path"], job, job.named("resource_path"), values, "properties")
 	return {"type": type}
 
 

@@ -12,5 +12,5 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		request["resource_type"], request.get("properties", {}), job, "resource_type", "properties"
 	)
 	if not job.failed():
-		Saving.save(made[0], request["path"], job, "path", made[1], "properties")
+		Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")
 	return {"type": request["resource_type"]}

@@ -7,7 +7,7 @@ const Resources = preload("../values/resources.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var resource: Resource = Resources.load_fresh(request["path"], job, "path")
+	var resource: Resource = Resources.load_fresh(request["resource_path"], job, job.named("resource_path"))
 	if job.failed():
 		return {}
 	var depth: int = request.get("depth", 1)

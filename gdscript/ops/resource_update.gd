@@ -14,7 +14,7 @@ const Saving = preload("../files/saving.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var resource: Resource = Resources.load_fresh(request["path"], job, "path", true)
+	var resource: Resource = Resources.load_fresh(request["resource_path"], job, job.named("resource_path"), true)
 	if job.failed():
 		return {}
 	var properties: Dictionary = request.get("properties", {})
@@ -43,7 +43,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var values: Dictionary = Props.apply(resource, properties, job, "properties")
 	if job.failed():
 		return {}
-	Saving.save(resource, request["path"], job, "path", values, "properties")
+	Saving.save(resource, request["resource_path"], job, job.named("resource_path"), values, "properties")
 	# Every stored property that changed, the ones named first: setting one property can change
 	# another, also inside an embedded resource (stencil_outline_thickness moves the grow_amount of
 	# the outline material the engine keeps in next_pass: "next_pass.grow_amount").

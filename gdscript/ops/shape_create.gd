@@ -20,13 +20,14 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			"shape_type"
 		)
 		return {}
-	var made: Array = Creating.make(type, request.get("properties", {}), job, "shape_type", "properties")
+	var params: String = job.named("shape_params")
+	var made: Array = Creating.make(type, request.get("shape_params", {}), job, "shape_type", params)
 	var shape: Resource = made[0]
 	var values: Dictionary = made[1]
 	var saved: String = request.get("save_path", "")
 	if saved.is_empty() and not job.failed():
 		# Saving.save() proves every value from the file it writes; with no file, the object says.
-		Props.check_stored(shape, values.keys(), job, "properties")
+		Props.check_stored(shape, values.keys(), job, params)
 	var scene: SceneText = null
 	if not job.failed() and request.has("scene_path"):
 		scene = _target(request["scene_path"], request["node_path"], type, base, job)
@@ -34,7 +35,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		return {}
 	var writes: Array[Dictionary] = []
 	if not saved.is_empty():
-		writes.append(Saving.stage(shape, saved, job, "save_path", values, "properties"))
+		writes.append(Saving.stage(shape, saved, job, "save_path", values, params))
 	if scene != null and not job.failed():
 		# The saved file's reference carries the uid that file is getting.
 		var uid: String = writes[0]["uid"] if not saved.is_empty() else ""

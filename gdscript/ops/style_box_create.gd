@@ -21,5 +21,5 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		return {}
 	var made: Array = Creating.make(type, request.get("properties", {}), job, "style_type", "properties")
 	if not job.failed():
-		Saving.save(made[0], request["path"], job, "path", made[1], "properties")
+		Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")
 	return {"type": type}

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, Union, cast
 from godot_bridge.engine import godot as engines
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
 from godot_bridge.errors import from_wire
+from godot_bridge.requests.models import Answers, Request
 from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
 from godot_bridge.requests.request import Item, Reply
 from godot_bridge.serving.pool import Pool, Settings
@@ -91,6 +92,25 @@ class Bridge:
         return self._pool.prewarm(project_path, count, wait=wait)
 
     # ----- typed methods ---------------------------------------------------------------------
+
+    def call(self, request: Answers[Typed]) -> Typed:
+        """Serve one request given as its model and return its success reply, typed.
+
+        Every operation has a model in godot_bridge.requests.models, whose members are the
+        request's (`op` is set for you), checked as they are given:
+        `bridge.call(ResourceRead(project_path="game", resource_path="a.tres"))` returns a
+        `ReadReply`. The methods below do the same for the first seven operations, with their
+        members as keywords.
+
+        Raises:
+            The `BridgeError` subclass of an error reply's code.
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"call() takes a model of godot_bridge.requests.models, not {type(request).__name__}")
+        reply = self.run(request.model_dump(exclude_none=True))
+        if reply["result"] != "ok":
+            raise from_wire(reply["error"])
+        return cast(Typed, reply)
 
     # Each takes the members of its request model (godot_bridge/requests/models.py) as keywords, less `op`, `id` and
     # the variant spellings; tests/test_api.py holds the signatures against the models.

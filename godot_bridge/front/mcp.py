@@ -26,8 +26,7 @@ from pydantic import TypeAdapter
 from godot_bridge.engine import godot as engines
 from godot_bridge.errors import BridgeError, InvalidRequest
 from godot_bridge.front.api import Bridge
-from godot_bridge.requests.models import REQUEST_MODELS, request_schema
-from godot_bridge.requests.replies import REPLIES
+from godot_bridge.requests.models import REPLIES, REQUEST_MODELS, request_schema
 from godot_bridge.requests.request import refuse
 
 log = logging.getLogger("godot_bridge")
@@ -43,28 +42,6 @@ GUIDANCE = (
     "not_found, unknown_property) and names the offending field."
 )
 """Said once, as the server's instructions; each tool's description is its own."""
-
-EXAMPLES: dict[str, dict[str, Any]] = {
-    "resource_read": {"resource_path": "materials/red.tres", "depth": 0},
-    "material_create": {"material_type": "StandardMaterial3D", "resource_path": "materials/red.tres",
-                        "properties": {"albedo_color": "#ff0000", "roughness": 0.4}},
-    "shape_create": {"shape_type": "CapsuleShape3D", "shape_params": {"radius": 0.4, "height": 1.8},
-                     "scene_path": "player.tscn", "node_path": "CollisionShape3D"},
-    "style_box_create": {"style_type": "StyleBoxFlat", "resource_path": "ui/panel.tres",
-                         "properties": {"bg_color": "#202830", "corner_radius_top_left": 6}},
-    "resource_duplicate": {"source_path": "materials/red.tres", "dest_path": "materials/blue.tres",
-                           "property_overrides": {"albedo_color": "#0000ff"}},
-    "resource_update": {"resource_path": "materials/red.tres", "properties": {"roughness": 0.8},
-                        "reset": ["metallic"]},
-    "resource_create": {"resource_type": "Gradient", "resource_path": "ui/fade.tres",
-                        "properties": {"colors": [[0, 0, 0, 1], [1, 1, 1, 0]]}},
-}
-"""One call per tool, shown in its description."""
-
-TITLES = {"resource_read": "Read a Godot resource", "material_create": "Create a Godot material",
-          "shape_create": "Create a collision shape", "style_box_create": "Create a UI style box",
-          "resource_duplicate": "Duplicate a Godot resource", "resource_update": "Change a Godot resource",
-          "resource_create": "Create any Godot resource"}
 
 HIDDEN = ("id", "op")
 """Members no tool offers: `id` (MCP has its own) and `op` (the tool's name). Nor does a tool offer
@@ -101,18 +78,18 @@ def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[t
             required.remove("project_path")
             model_schema["properties"]["project_path"]["default"] = project
         model_schema["required"] = required
-        example = json.dumps(EXAMPLES[op], ensure_ascii=False)
+        example = json.dumps(REQUEST_MODELS[op].example, ensure_ascii=False)
         tools.append(
             types.Tool(
                 name=op,
-                title=TITLES[op],
+                title=REQUEST_MODELS[op].title,
                 description=f"{model_schema.pop('description')}\n\nExample arguments (with project_path): {example}",
                 input_schema=model_schema,
                 output_schema=_reply_schema(op),
                 annotations=types.ToolAnnotations(
-                    title=TITLES[op],
-                    read_only_hint=op == "resource_read",
-                    destructive_hint=op != "resource_read",  # a write replaces the file at its path
+                    title=REQUEST_MODELS[op].title,
+                    read_only_hint=not REQUEST_MODELS[op].writes(),
+                    destructive_hint=REQUEST_MODELS[op].writes(),  # a write replaces the file at its path
                     idempotent_hint=True,  # the same call again leaves the same files
                     open_world_hint=False,
                 ),

@@ -1,16 +1,25 @@
-"""Request models: one per operation, a discriminated union on `op`, built once at import."""
+"""Request models: one per operation, each declaring all that every surface needs of it (its
+members and their checks, title, example, the files it names and what it does to them, its reply
+type), and the union of them tagged by `op`, built once at import from the models defined here.
+
+The command line, the Python API's `call()`, the MCP tools, the JSON Schema and the engine's
+dispatch (gdscript/ops/<op>.gd) all come from these: adding an operation is a model here and its
+script there."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
+    Tag,
     TypeAdapter,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -18,6 +27,16 @@ from pydantic import (
 )
 
 from godot_bridge.errors import InvalidRequest, InvalidType
+from godot_bridge.requests import paths
+from godot_bridge.requests.replies import (
+    Answer,
+    DuplicateReply,
+    ErrorReply,
+    ReadReply,
+    SavedReply,
+    ShapeReply,
+    UpdateReply,
+)
 
 ShapeType3D = Literal[
     "BoxShape3D",
@@ -67,16 +86,54 @@ VALUES_HELP = (
 """How every properties-like member takes its values (said in each such member's description)."""
 
 
-class Request(BaseModel):
-    """Members every request has."""
+R = TypeVar("R", bound=Answer)
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+@dataclass(frozen=True)
+class FileMember:
+    """A request member that names a project file: the suffixes it may have, and what the request
+    does to the file. The one table of file roles: confinement, ordering in the pool and locks all
+    read it."""
+
+    suffixes: tuple[str, ...]
+    writes: bool = False
+    """The request creates or replaces the file (else it only reads it)."""
+    in_place: bool = False
+    """The engine reads the file, changes it and writes it back (an update, a scene edit): the
+    request holds the file's lock while it is in flight (godot_bridge/serving/locks.py)."""
+
+
+class Answers(Generic[R]):
+    """Names an operation's success reply type: `class ResourceRead(Request, Answers[ReadReply])`."""
+
+
+def _op_required(schema: dict[str, Any]) -> None:
+    """A model's `op` defaults to its own name, so that `ResourceRead(project_path=...)` needs no
+    `op=`; a request sent as JSON must give it, and its JSON Schema says so."""
+    schema["properties"]["op"].pop("default", None)
+    schema["required"] = ["op", *[name for name in schema.get("required", []) if name != "op"]]
+
+
+class Request(BaseModel):
+    """Members every request has, and what each operation's model declares about itself."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, json_schema_extra=_op_required)
+
+    title: ClassVar[str]
+    """A few words for people and agents (the MCP tool's title)."""
+    example: ClassVar[dict[str, Any]]
+    """The members of one request, less op and project_path (MCP tool descriptions show it)."""
+    files: ClassVar[dict[str, FileMember]] = {}
+    """The members that name project files."""
+    echoed: ClassVar[tuple[str, ...]] = ("resource_path",)
+    """The members a success reply repeats as the request gave them, when it gave them."""
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Members that have variant spellings: the member, then each other name it may go by. A request
     gives each at most once, under any of its names; the model holds it under the first."""
     _spelled: dict[str, str] = PrivateAttr(default_factory=dict)
 
+    op: str = Field(description="The operation; each model narrows it to its own name.")
     id: str | int | None = Field(None, description="Any caller-chosen id; the reply echoes it.")
     project_path: str = Field(
         description="The Godot project folder (holding project.godot): absolute, or relative to the folder the "
@@ -118,6 +175,11 @@ class Request(BaseModel):
             raise ValueError(f"{key} is required")
         return self
 
+    @classmethod
+    def writes(cls) -> bool:
+        """Whether the operation writes a file."""
+        return any(member.writes for member in cls.files.values())
+
     @property
     def main_file(self) -> str | None:
         """The member naming the file the operation is about (None for shape_create)."""
@@ -134,12 +196,16 @@ class Request(BaseModel):
         return self.spelled(main) if main is not None else None
 
 
-class ResourceRead(Request):
+class ResourceRead(Request, Answers[ReadReply]):
     """Read properties of a saved resource (`.tres`, `.res`, or a `.tscn` scene's root)."""
+
+    title: ClassVar[str] = "Read a Godot resource"
+    example: ClassVar[dict[str, Any]] = {"resource_path": "materials/red.tres", "depth": 0}
+    files: ClassVar[dict[str, FileMember]] = {"resource_path": FileMember(paths.READABLE_SUFFIXES)}
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("path",)}
 
-    op: Literal["resource_read"]
+    op: Literal["resource_read"] = "resource_read"
     resource_path: str | None = Field(
         None, description="The .tres, .res or .tscn file to read, relative to the project (res:// accepted)."
     )
@@ -156,12 +222,18 @@ class ResourceRead(Request):
     )
 
 
-class MaterialCreate(Request):
+class MaterialCreate(Request, Answers[SavedReply]):
     """Create a material (any Material subclass, or PhysicsMaterial) and save it."""
+
+    title: ClassVar[str] = "Create a Godot material"
+    example: ClassVar[dict[str, Any]] = {"material_type": "StandardMaterial3D", "resource_path": "materials/red.tres",
+                                         "properties": {"albedo_color": "#ff0000", "roughness": 0.4}}
+    files: ClassVar[dict[str, FileMember]] = {"resource_path": FileMember(paths.RESOURCE_SUFFIXES, writes=True),
+                                              "shader_path": FileMember(paths.SHADER_SUFFIXES)}
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("save_path",)}
 
-    op: Literal["material_create"]
+    op: Literal["material_create"] = "material_create"
     material_type: str = Field(
         description="A Material class (StandardMaterial3D, ORMMaterial3D, ShaderMaterial, CanvasItemMaterial, "
         "ParticleProcessMaterial, ...) or PhysicsMaterial."
@@ -182,12 +254,21 @@ class MaterialCreate(Request):
         return self
 
 
-class ShapeCreate(Request):
+class ShapeCreate(Request, Answers[ShapeReply]):
     """Create a collision shape; optionally save it and/or assign it to a scene node."""
+
+    title: ClassVar[str] = "Create a collision shape"
+    example: ClassVar[dict[str, Any]] = {"shape_type": "CapsuleShape3D", "shape_params": {"radius": 0.4, "height": 1.8},
+                                         "scene_path": "player.tscn", "node_path": "CollisionShape3D"}
+    files: ClassVar[dict[str, FileMember]] = {
+        "save_path": FileMember(paths.RESOURCE_SUFFIXES, writes=True),
+        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True),
+    }
+    echoed: ClassVar[tuple[str, ...]] = ("save_path", "shape_type", "scene_path", "node_path")
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"shape_params": ("properties",)}
 
-    op: Literal["shape_create"]
+    op: Literal["shape_create"] = "shape_create"
     shape_type: ShapeType = Field(description="One of the listed shape classes.")
     shape_params: Properties | None = Field(
         None, description="The shape's properties (size, radius, height, points...): " + VALUES_HELP
@@ -209,22 +290,34 @@ class ShapeCreate(Request):
 
 
 
-class StyleBoxCreate(Request):
+class StyleBoxCreate(Request, Answers[SavedReply]):
     """Create a UI style box and save it."""
+
+    title: ClassVar[str] = "Create a UI style box"
+    example: ClassVar[dict[str, Any]] = {"style_type": "StyleBoxFlat", "resource_path": "ui/panel.tres",
+                                         "properties": {"bg_color": "#202830", "corner_radius_top_left": 6}}
+    files: ClassVar[dict[str, FileMember]] = {"resource_path": FileMember(paths.RESOURCE_SUFFIXES, writes=True)}
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("save_path",)}
 
-    op: Literal["style_box_create"]
+    op: Literal["style_box_create"] = "style_box_create"
     style_type: StyleType = Field(description="One of the four style box classes.")
     resource_path: str | None = Field(None, description="Where to save, a .tres file.")
     save_path: str | None = Field(None, description="Variant spelling of resource_path.")
     properties: Properties | None = Field(None, description="Properties set after creation: " + VALUES_HELP)
 
 
-class ResourceDuplicate(Request):
+class ResourceDuplicate(Request, Answers[DuplicateReply]):
     """Copy a saved resource to a new file, optionally overriding properties on the copy."""
 
-    op: Literal["resource_duplicate"]
+    title: ClassVar[str] = "Duplicate a Godot resource"
+    example: ClassVar[dict[str, Any]] = {"source_path": "materials/red.tres", "dest_path": "materials/blue.tres",
+                                         "property_overrides": {"albedo_color": "#0000ff"}}
+    files: ClassVar[dict[str, FileMember]] = {"source_path": FileMember(paths.READABLE_SUFFIXES),
+                                              "dest_path": FileMember(paths.RESOURCE_SUFFIXES, writes=True)}
+    echoed: ClassVar[tuple[str, ...]] = ("source_path", "dest_path")
+
+    op: Literal["resource_duplicate"] = "resource_duplicate"
     source_path: str = Field(description="Resource to copy, relative to the project.")
     dest_path: str = Field(description="Where the copy is saved, a .tres file.")
     deep_copy: bool = Field(
@@ -235,12 +328,18 @@ class ResourceDuplicate(Request):
     )
 
 
-class ResourceUpdate(Request):
+class ResourceUpdate(Request, Answers[UpdateReply]):
     """Change properties of a saved resource in place (its uid, ids and other lines stay as they are)."""
+
+    title: ClassVar[str] = "Change a Godot resource"
+    example: ClassVar[dict[str, Any]] = {"resource_path": "materials/red.tres", "properties": {"roughness": 0.8},
+                                         "reset": ["metallic"]}
+    files: ClassVar[dict[str, FileMember]] = {
+        "resource_path": FileMember(paths.UPDATABLE_SUFFIXES, writes=True, in_place=True)}
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("path",)}
 
-    op: Literal["resource_update"]
+    op: Literal["resource_update"] = "resource_update"
     resource_path: str | None = Field(None, description="Resource to change, a .tres or .res file.")
     path: str | None = Field(None, description="Variant spelling of resource_path.")
     properties: Properties | None = Field(
@@ -260,12 +359,17 @@ class ResourceUpdate(Request):
         return self
 
 
-class ResourceCreate(Request):
+class ResourceCreate(Request, Answers[SavedReply]):
     """Create a resource of any class that holds no code (Gradient, Curve, Environment, Theme, ...) and save it."""
+
+    title: ClassVar[str] = "Create any Godot resource"
+    example: ClassVar[dict[str, Any]] = {"resource_type": "Gradient", "resource_path": "ui/fade.tres",
+                                         "properties": {"colors": [[0, 0, 0, 1], [1, 1, 1, 0]]}}
+    files: ClassVar[dict[str, FileMember]] = {"resource_path": FileMember(paths.RESOURCE_SUFFIXES, writes=True)}
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("save_path",)}
 
-    op: Literal["resource_create"]
+    op: Literal["resource_create"] = "resource_create"
     resource_type: str = Field(description="Engine class name, e.g. Gradient, NoiseTexture2D, Environment.")
     resource_path: str | None = Field(None, description="Where to save, a .tres file.")
     save_path: str | None = Field(None, description="Variant spelling of resource_path.")
@@ -274,19 +378,40 @@ class ResourceCreate(Request):
     )
 
 
-AnyRequest = Annotated[
-    ResourceRead | MaterialCreate | ShapeCreate | StyleBoxCreate | ResourceDuplicate | ResourceUpdate | ResourceCreate,
-    Field(discriminator="op"),
-]
-REQUEST_ADAPTER: TypeAdapter[AnyRequest] = TypeAdapter(AnyRequest)
-OPERATIONS = ("resource_read", "material_create", "shape_create", "style_box_create", "resource_duplicate",
-              "resource_update", "resource_create")
-REQUEST_MODELS: dict[str, type[Request]] = {
-    "resource_read": ResourceRead, "material_create": MaterialCreate, "shape_create": ShapeCreate,
-    "style_box_create": StyleBoxCreate, "resource_duplicate": ResourceDuplicate, "resource_update": ResourceUpdate,
-    "resource_create": ResourceCreate,
-}
-"""Each operation's request model."""
+def _op(model: type[Request]) -> str:
+    (name,) = get_args(model.model_fields["op"].annotation)
+    return str(name)
+
+
+def reply_type(model: type[Request]) -> type[Answer]:
+    """The success reply type an operation's model names (`Answers[...]`)."""
+    (answers,) = [base for base in getattr(model, "__orig_bases__", ()) if getattr(base, "__origin__", None) is Answers]
+    reply: type[Answer] = get_args(answers)[0]
+    return reply
+
+
+REQUEST_MODELS: dict[str, type[Request]] = {_op(model): model for model in Request.__subclasses__()}
+"""Each operation's request model: every model defined above, in that order."""
+OPERATIONS = tuple(REQUEST_MODELS)
+REPLIES: dict[str, type[Answer]] = {op: reply_type(model) for op, model in REQUEST_MODELS.items()}
+"""Each operation's success reply type."""
+
+# Built from the models above, so the union is a runtime value; to a type checker a request is a Request.
+AnyRequest = Request
+REQUEST_ADAPTER: TypeAdapter[Request] = TypeAdapter(
+    Annotated[Union.__getitem__(tuple(REQUEST_MODELS.values())), Field(discriminator="op")]  # type: ignore[arg-type]
+)
+
+
+def _kind(reply: Any) -> str:
+    return "error" if reply.get("result") == "error" else str(reply.get("op"))
+
+
+_REPLY_CHOICES = (Annotated[ErrorReply, Tag("error")], *(Annotated[reply, Tag(op)] for op, reply in REPLIES.items()))
+REPLY_ADAPTER: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union.__getitem__(_REPLY_CHOICES), Discriminator(_kind)]  # type: ignore[arg-type]
+)
+"""Validates any reply against its operation's type (tests hold every reply of the case files to it)."""
 
 
 def request_schema() -> dict[str, Any]:

@@ -6,9 +6,9 @@ reply is `ErrorReply` for every operation. The attribute docstrings are the memb
 in the JSON Schema (MCP's output schemas), so people reading this file and agents read one text.
 """
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
+from pydantic import ConfigDict, Field
 from typing_extensions import NotRequired, TypedDict
 
 _DOCUMENTED = ConfigDict(use_attribute_docstrings=True)
@@ -108,21 +108,3 @@ class ErrorReply(TypedDict):
     """The request's id, when it had one."""
     result: Literal["error"]
     error: ErrorDetail
-
-
-REPLIES: dict[str, type[Answer]] = {
-    "resource_read": ReadReply, "material_create": SavedReply, "shape_create": ShapeReply,
-    "style_box_create": SavedReply, "resource_duplicate": DuplicateReply, "resource_update": UpdateReply,
-    "resource_create": SavedReply,
-}
-"""Each operation's success reply."""
-
-
-def _kind(reply: Any) -> str:
-    return "error" if reply.get("result") == "error" else str(reply.get("op"))
-
-
-_TAGGED = [Annotated[ErrorReply, Tag("error")], *(Annotated[reply, Tag(op)] for op, reply in REPLIES.items())]
-_ANY_REPLY: Any = Annotated[Union.__getitem__(tuple(_TAGGED)), Discriminator(_kind)]
-REPLY_ADAPTER: TypeAdapter[Any] = TypeAdapter(_ANY_REPLY)
-"""Validates any reply against its operation's type (tests hold every reply of the case files to it)."""

@@ -6,8 +6,9 @@ decoded, checked, parsed, confined and encoded exactly once.
                      └──────▶ error reply (nothing reaches an engine)
     Job + engine answer ──finish──▶ reply
 
-The engine calls the main file of every operation `path` and a shape's params `properties`; a Job
-keeps the names the request used, so replies and errors speak the request's language.
+The engine receives the models' own member names; where the request gave a member under another
+spelling (`path` for resource_path), the message tells the engine which, and the engine's errors
+name it so: nothing is renamed on the way back.
 """
 
 from __future__ import annotations
@@ -42,26 +43,10 @@ Item = str | dict[str, Any]
 READ, WRITE = 0, 1
 """A file's role in a request: only read, or written (created, replaced or edited)."""
 
-FILE_MEMBERS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
-    "resource_read": {"resource_path": (paths.READABLE_SUFFIXES, READ)},
-    "material_create": {"resource_path": (paths.RESOURCE_SUFFIXES, WRITE),
-                        "shader_path": (paths.SHADER_SUFFIXES, READ)},
-    "shape_create": {"save_path": (paths.RESOURCE_SUFFIXES, WRITE), "scene_path": (paths.SCENE_SUFFIXES, WRITE)},
-    "style_box_create": {"resource_path": (paths.RESOURCE_SUFFIXES, WRITE)},
-    "resource_duplicate": {"source_path": (paths.READABLE_SUFFIXES, READ),
-                           "dest_path": (paths.RESOURCE_SUFFIXES, WRITE)},
-    "resource_update": {"resource_path": (paths.UPDATABLE_SUFFIXES, WRITE)},
-    "resource_create": {"resource_path": (paths.RESOURCE_SUFFIXES, WRITE)},
-}
-"""Each operation's members that name files: the suffixes they may have, and what it does to them.
-The one table of file roles: confinement, ordering in the pool and locks all read it."""
-
-ENGINE_NAMES = {"resource_path": "path", "shape_params": "properties"}
-"""Members the engine knows by another name (one name for every operation's main file)."""
-
 ECHOED_PATHS = ("resource_path", "path", "save_path", "source_path", "dest_path", "scene_path", "node_path",
                 "shader_path")
-"""Every request member naming a file or node, in the order an error reply lists them."""
+"""Every request member naming a file or node, in the order an error reply lists them (a request
+that could not be parsed has no model to ask; tests/test_vocabulary.py holds this to the models)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +57,7 @@ class Job:
     root: Path
     """The project's real path."""
     message: dict[str, Any]
-    """What the engine gets: the request's members with paths as res:// paths, under engine names."""
+    """What the engine gets: the request's members under the models' names, paths as res:// paths."""
     files: tuple[tuple[str, int], ...]
     """Each file the request names, as (real path, READ or WRITE): one file named two ways (a
     link) is one file for ordering and locks."""
@@ -133,54 +118,45 @@ def prepare(item: Any, roots: Roots) -> Job | Reply:
         message, files = _engine_message(request, root)
     except BridgeError as exc:
         return refuse(request, exc)
-    # Set once: the pool asks both several times per request, and a model asked for a member it
-    # lacks (scene_path of a material) answers through pydantic's slow __getattr__.
-    rewrites = request.op == "resource_update" or message.get("scene_path") is not None
+    # Set once: the pool asks both several times per request.
+    rewrites = any(member.in_place and getattr(request, key) is not None
+                   for key, member in type(request).files.items())
     return Job(request, root, message, files, request.allow_scripts, rewrites)
 
 
 def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tuple[tuple[str, int], ...]]:
-    members = FILE_MEMBERS[request.op]
+    members = type(request).files
     # Member by member: dumping the model would copy every property value.
     message: dict[str, Any] = {}
     for key in type(request).model_fields:
         value = getattr(request, key)
         if value is None or key in ("id", "project_path") or key in members:
             continue
-        message[ENGINE_NAMES.get(key, key)] = value
-    message["op"] = request.op
+        message[key] = value
+    spelled = {member: request.spelled(member) for member in request.spellings if request.spelled(member) != member}
+    if spelled:
+        message["names"] = spelled
     files: list[tuple[str, int]] = []
     named: dict[str, str] = {}
     """Each real path met so far, with the member that named it."""
-    for key, (suffixes, role) in members.items():
+    for key, member in members.items():
         value = getattr(request, key)
         if value is None:
             continue
         field = request.spelled(key)
-        message[ENGINE_NAMES.get(key, key)], real = paths.resolve(root, value, field=field, suffixes=suffixes)
+        message[key], real = paths.resolve(root, value, field=field, suffixes=member.suffixes)
         if real in named:
             raise InvalidPath(f"{field} must differ from {named[real]} (it names the same file)", field=field)
         named[real] = field
-        files.append((real, role))
+        files.append((real, WRITE if member.writes else READ))
     return message, tuple(files)
 
 
 def finish(job: Job, answer: dict[str, Any]) -> Reply:
     """Return the reply to a Job from the engine's answer."""
     if not answer.get("ok"):
-        return refuse(job.request, _as_requested(job.request, from_wire(answer.get("error") or {})))
+        return refuse(job.request, from_wire(answer.get("error") or {}))
     return _ok(job.request, answer.get("reply") or {})
-
-
-def _as_requested(request: AnyRequest, error: BridgeError) -> BridgeError:
-    """Name members as the request spelled them."""
-    for member, engine_name in ENGINE_NAMES.items():
-        if error.field == engine_name and member in request.spellings:
-            key = request.spelled(member)
-            error.field = key
-            if error.message.startswith((f"{engine_name}: ", f"{engine_name}.")):
-                error.message = key + error.message.removeprefix(engine_name)
-    return error
 
 
 def refuse(source: Any, error: BridgeError) -> Reply:
@@ -194,8 +170,9 @@ def refuse(source: Any, error: BridgeError) -> Reply:
 
 
 def _echo(source: Any, every_path: bool = False) -> dict[str, Any]:
-    """The members a reply repeats from its request: op, id, and the main path as written (with
-    `every_path`, each path member the request had, as an error reply gives them)."""
+    """The members every reply repeats from its request, op and id, and with `every_path` each
+    path member the request had, as written (as an error reply gives them; a success reply repeats
+    the members its model names, _ok())."""
     echo: dict[str, Any] = {}
     if isinstance(source, dict):
         op = source.get("op")
@@ -213,26 +190,19 @@ def _echo(source: Any, every_path: bool = False) -> dict[str, Any]:
     ident = fields.get("id")
     if isinstance(ident, (str, int)) and not isinstance(ident, bool):
         echo["id"] = ident
-    for key in ECHOED_PATHS if every_path else ("resource_path", "path", "save_path"):
+    for key in ECHOED_PATHS if every_path else ():
         value = fields.get(key)
         if isinstance(value, str):
             echo[key] = value
-            if not every_path:
-                break
     return echo
 
 
 def _ok(request: AnyRequest, data: dict[str, Any]) -> Reply:
     reply = _echo(request)
-    if request.op == "shape_create":
-        reply["shape_type"] = request.shape_type
-        for key in ("save_path", "scene_path", "node_path"):
-            value = getattr(request, key)
-            if value is not None:
-                reply[key] = value
-    elif request.op == "resource_duplicate":
-        reply["source_path"] = request.source_path
-        reply["dest_path"] = request.dest_path
+    for key in type(request).echoed:
+        value = getattr(request, key, None)
+        if value is not None:
+            reply[request.spelled(key)] = value
     if "properties" in data:
         data = {**data, "properties": tidy_floats(data["properties"])}
     reply.update(data)
