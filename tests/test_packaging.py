@@ -43,7 +43,7 @@ def test_installed_bridge_serves_from_its_own_scripts(installed: Path, godot_bin
     env = {**os.environ, "PYTHONPATH": str(installed), "GODOT_BIN": godot_bin}
     request = {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
                "resource_path": "wheel.tres", "properties": {"metallic": 0.5}}
-    code = ("import json, sys; from godot_bridge import Bridge; from godot_bridge.engine.godot import gdscript_dir; "
+    code = ("import json, sys; from godot_bridge import Bridge; from godot_bridge.scripts import gdscript_dir; "
             "print(gdscript_dir()); b = Bridge(); print(json.dumps(b.run(json.loads(sys.argv[1])))); b.close()")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(request)], env=env, cwd=installed,
                           capture_output=True, text=True, timeout=120)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from godot_bridge import errors
-from godot_bridge.engine.godot import gdscript_dir
+from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import locks
 
 
@@ -60,3 +60,15 @@ def test_every_operation_has_its_script_and_every_script_an_operation() -> None:
     from godot_bridge.requests.models import OPERATIONS
 
     assert {script.stem for script in (gdscript_dir() / "ops").glob("*.gd")} == set(OPERATIONS)
+
+
+def test_the_godot_3_names_are_one_table_that_both_sides_read() -> None:
+    from godot_bridge.scripts import godot3_names
+
+    renamed = godot3_names()["classes"]
+    assert renamed["SpatialMaterial"] == "StandardMaterial3D" and renamed["BoxShape"] == "BoxShape3D"
+    sources = [*(gdscript_dir()).rglob("*.gd"), *Path(errors.__file__).parent.rglob("*.py")]
+    restated = [str(path) for path in sources
+                if "SpatialMaterial" in path.read_text() or '"BoxShape"' in path.read_text()]
+    assert restated == []
+    assert 'preload("godot3_names.json")' in (gdscript_dir() / "values" / "props.gd").read_text()

@@ -35,17 +35,8 @@ const _ELEMENTWISE: Array[int] = [
 	TYPE_PACKED_COLOR_ARRAY,
 	TYPE_PACKED_VECTOR4_ARRAY,
 ]
-## Godot 3 material classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
-## godot_bridge/requests/models.py has the shape ones, which the front end checks.
-const _GODOT_3_NAMES: Dictionary = {
-	"SpatialMaterial": "StandardMaterial3D",
-	"ParticlesMaterial": "ParticleProcessMaterial",
-}
-
-## Godot 3 property names that Godot 4 renamed or remade: the Godot 4 property, and how to say it.
-const _GODOT_3_PROPERTIES: Dictionary = {
-	"extents": ["size", "size, which is twice the extents (extents [1, 1, 1] is size [2, 2, 2])"],
-}
+## Godot 3 class and property names that Godot 4 renamed: one table, which the front end reads too.
+const _GODOT_3: JSON = preload("godot3_names.json")
 
 ## infos() of a just-instantiated object, by class: every instance of a class has these properties
 ## (with these types), and get_property_list() is the costliest call of a request (~0.2 ms for a
@@ -400,7 +391,7 @@ static func suggest_class(type: String, accepted: Array) -> String:
 	for candidate: Variant in accepted:
 		if str(candidate).to_lower() == type.to_lower():
 			return "; did you mean %s?" % candidate
-	var renamed: String = _GODOT_3_NAMES.get(type, "")
+	var renamed: String = _GODOT_3.data["classes"].get(type, "")
 	if renamed in accepted:
 		return "; did you mean %s (its name since Godot 4)?" % renamed
 	return suggest(type, accepted)
@@ -414,8 +405,9 @@ static func suggest(name: String, known: Array) -> String:
 	if ("shader_parameter/" + name) in known:
 		# A ShaderMaterial's uniforms are its shader_parameter/<name> properties.
 		return "; did you mean %s?" % JSON.stringify("shader_parameter/" + name)
-	if _GODOT_3_PROPERTIES.has(name) and _GODOT_3_PROPERTIES[name][0] in known:
-		return "; %s is Godot 3's: Godot 4 has %s" % [name, _GODOT_3_PROPERTIES[name][1]]
+	var renamed: Array = _GODOT_3.data["properties"].get(name, [])
+	if not renamed.is_empty() and renamed[0] in known:
+		return "; %s is Godot 3's: Godot 4 has %s" % [name, renamed[1]]
 	var scored: Array = []
 	for candidate: Variant in known:
 		var score: float = name.similarity(str(candidate))

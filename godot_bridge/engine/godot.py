@@ -15,6 +15,7 @@ from typing import Any
 
 from godot_bridge.engine import discovery
 from godot_bridge.errors import EngineNotFound, EngineUnsupported
+from godot_bridge.scripts import gdscript_dir
 
 # The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
 MIN_VERSION = (4, 4)
@@ -289,13 +290,6 @@ def _write_cache(cache: Path, known: dict[str, str]) -> None:
         os.replace(f.name, cache)
     except OSError:
         pass
-
-
-def gdscript_dir() -> Path:
-    """Return the folder of the engine-side scripts: inside the installed package, or the repo's."""
-    package = Path(__file__).resolve().parent.parent
-    installed = package / "gdscript"
-    return installed if installed.is_dir() else package.parent / "gdscript"
 
 
 _QUIET_PROJECT = (

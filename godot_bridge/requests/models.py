@@ -37,6 +37,7 @@ from godot_bridge.requests.replies import (
     ShapeReply,
     UpdateReply,
 )
+from godot_bridge.scripts import godot3_names
 
 ShapeType3D = Literal[
     "BoxShape3D",
@@ -65,16 +66,6 @@ SHAPE_TYPES_2D: tuple[str, ...] = get_args(ShapeType2D)
 ShapeType = Literal[ShapeType3D, ShapeType2D]
 SHAPE_TYPES = SHAPE_TYPES_3D + SHAPE_TYPES_2D
 STYLE_TYPES: tuple[str, ...] = get_args(StyleType)
-GODOT_3_NAMES = {
-    "BoxShape": "BoxShape3D", "SphereShape": "SphereShape3D", "CapsuleShape": "CapsuleShape3D",
-    "CylinderShape": "CylinderShape3D", "ConvexPolygonShape": "ConvexPolygonShape3D",
-    "ConcavePolygonShape": "ConcavePolygonShape3D", "HeightMapShape": "HeightMapShape3D",
-    "PlaneShape": "WorldBoundaryShape3D", "LineShape2D": "WorldBoundaryShape2D",
-    "RayShape": "SeparationRayShape3D", "RayShape2D": "SeparationRayShape2D",
-}
-"""Godot 3 shape classes that Godot 4 renamed (after the engine's own 3-to-4 project converter);
-gdscript/values/props.gd has the material ones, which the engine side checks."""
-
 Properties = dict[str, Any]
 """Property name to JSON value; the engine converts each value by the property's own type."""
 
@@ -513,7 +504,7 @@ def suggest_class(name: str, accepted: Sequence[str]) -> str:
     for candidate in accepted:
         if candidate.lower() == name.lower():
             return f"; did you mean {candidate}?"
-    renamed = GODOT_3_NAMES.get(name)
+    renamed = godot3_names()["classes"].get(name)
     if renamed in accepted:
         return f"; did you mean {renamed} (its name since Godot 4)?"
     close = difflib.get_close_matches(name, accepted, n=3, cutoff=0.6)

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from godot_bridge.engine import godot as engines
 from godot_bridge.errors import BridgeError
+from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import locks
 
 log = logging.getLogger("godot_bridge")
@@ -119,7 +120,7 @@ def assets(root: Path) -> int:
 def _audit(engine: engines.Engine, root: Path, pack: Path, deadline: float) -> set[str] | str:
     """Return the project's files the load gate refuses (relative paths), or why it could not tell."""
     argv = [engine.path, "--headless", "--path", str(root), "--main-pack", str(pack), "-s",
-            str(engines.gdscript_dir() / "tools" / "audit.gd"), "--", str(root)]
+            str(gdscript_dir() / "tools" / "audit.gd"), "--", str(root)]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=max(1.0, deadline - time.monotonic()),
                               stdin=subprocess.DEVNULL, check=False, cwd=root)

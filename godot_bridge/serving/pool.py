@@ -50,6 +50,7 @@ from godot_bridge.engine import wall
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Release, Worker
 from godot_bridge.errors import BridgeError, EngineCrashed, Skipped, Timeout
 from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
+from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import imports, locks
 
 WINDOW = 32
@@ -458,7 +459,7 @@ class Pool:
                 return argv_for(root, token)
         else:
             engine, pack = self._found_engine(), self._pack("trusted" if trusted else "safe")
-            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), engines.gdscript_dir(), pack]
+            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack]
 
             def argv(token: str) -> Sequence[str]:
                 return wall.argv(engines.worker_argv(engine, root, token, pack=pack, trusted=trusted),
