@@ -30,6 +30,7 @@ from godot_bridge.errors import InvalidRequest, InvalidType
 from godot_bridge.requests import paths
 from godot_bridge.requests.replies import (
     Answer,
+    ClassInfoReply,
     DuplicateReply,
     ErrorReply,
     ReadReply,
@@ -367,6 +368,19 @@ class ResourceCreate(Request, Answers[SavedReply]):
     properties: Properties | None = Field(
         None, description='Properties set after creation; a nested resource as a path or {"type", "properties"}.'
     )
+
+
+class ClassInfo(Request, Answers[ClassInfoReply]):
+    """Describe a resource class as the engine has it: what it inherits, the classes a request may
+    create from it, and every property a request may set on it (type, default, named constants,
+    range). Ask this first when you do not know a class or its property names."""
+
+    title: ClassVar[str] = "Describe a Godot resource class"
+    example: ClassVar[dict[str, Any]] = {"class_name": "StandardMaterial3D"}
+    echoed: ClassVar[tuple[str, ...]] = ("class_name",)
+
+    op: Literal["class_info"] = "class_info"
+    class_name: str = Field(description="Engine class name, e.g. StandardMaterial3D, BoxShape3D, Gradient, Material.")
 
 
 def _op(model: type[Request]) -> str:

@@ -84,6 +84,37 @@ class UpdateReply(Answer):
     changes too); inside an embedded resource as property.member."""
 
 
+class PropertyInfo(TypedDict):
+    """One property a request may set, as class_info describes it."""
+
+    __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
+
+    name: str
+    type: str
+    """A Variant type name (float, int, bool, String, Color, Vector3, ...) or, for a resource, its class."""
+    default: Any
+    """The value a new resource has, in the reply value form (a colour as 4 numbers)."""
+    enum: NotRequired[dict[str, int]]
+    """The engine's named constants it takes, name -> value (given by name or number in requests)."""
+    flags: NotRequired[bool]
+    """Whether the constants combine ("A|B")."""
+    range: NotRequired[dict[str, float | bool]]
+    """The engine's range hint: min, max, step, and or_greater/or_less when it allows more."""
+
+
+class ClassInfoReply(Answer):
+    """class_info: what a request may do with a resource class."""
+
+    class_name: str
+    """The class described."""
+    inherits: list[str]
+    """Its ancestry, nearest first, ending in Object."""
+    inheritors: list[str]
+    """Every class under it that a request may create, by name."""
+    properties: list[PropertyInfo]
+    """Every property a request may set on it (those the engine saves), in the engine's order."""
+
+
 class ErrorDetail(TypedDict):
     """The `error` member of an error reply."""
 
