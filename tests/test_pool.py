@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from godot_bridge.serving.pool import WINDOW, Pool, Settings
+from godot_bridge.serving.pool import WINDOW, Pool
+from godot_bridge.serving.starter import Settings
 
 
 def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:
@@ -21,7 +22,7 @@ def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:
 
 def received(tmp_path: Path) -> list[Any]:
     log = tmp_path / "received.jsonl"
-    return [json.loads(line).get("path") for line in log.read_text().splitlines()]
+    return [json.loads(line).get("resource_path") for line in log.read_text().splitlines()]
 
 
 def serve(pool: Pool, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
