@@ -27,7 +27,8 @@ from conftest import REPO, run_cli
 from godot_bridge import Bridge
 from godot_bridge.errors import BridgeError
 from godot_bridge.requests import paths
-from godot_bridge.serving.pool import Pool, Settings
+from godot_bridge.serving.pool import Pool
+from godot_bridge.serving.starter import Settings
 
 LIBRARY = """#include <stdio.h>
 __attribute__((constructor)) static void ran(void) {

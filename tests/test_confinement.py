@@ -19,7 +19,8 @@ import pytest
 
 import hostile_corpus as corpus
 from godot_bridge import Bridge
-from godot_bridge.serving.pool import Pool, Settings
+from godot_bridge.serving.pool import Pool
+from godot_bridge.serving.starter import Settings
 
 SECRET = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "the secret"\n'
 

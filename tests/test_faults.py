@@ -222,7 +222,7 @@ class _DeadWorker:
 
 def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> None:
     from godot_bridge.requests.request import Job, Roots, prepare
-    from godot_bridge.serving.pool import hold_writes
+    from godot_bridge.serving.slot import hold_writes
 
     scene, shape = project / "scenes" / "level.tscn", project / "shapes" / "s.tres"
     job = prepare({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",

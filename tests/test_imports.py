@@ -67,7 +67,7 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
 def test_the_import_tells_how_many_assets_it_has_done_and_how_long_it_took(
     textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("godot_bridge.serving.pool.IMPORT_PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr("godot_bridge.serving.starter.IMPORT_PROGRESS_EVERY", 0.0)
     for i in range(11):
         (textured / "icons" / f"tile_{i}.png").write_bytes(png(8, 8))
     with Bridge(godot_bin) as bridge:

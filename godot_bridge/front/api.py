@@ -17,7 +17,8 @@ from godot_bridge.errors import from_wire
 from godot_bridge.requests.models import Answers, Request
 from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
 from godot_bridge.requests.request import Item, Reply
-from godot_bridge.serving.pool import Pool, Settings
+from godot_bridge.serving.pool import Pool
+from godot_bridge.serving.starter import Settings
 
 DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 StrPath = Union[str, "os.PathLike[str]"]

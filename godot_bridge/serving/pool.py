@@ -36,22 +36,19 @@ served again too.
 from __future__ import annotations
 
 import collections
-import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from godot_bridge.engine import godot as engines
-from godot_bridge.engine import wall
-from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Release, Worker
-from godot_bridge.errors import BridgeError, EngineCrashed, Skipped, Timeout
-from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, finish, prepare, refuse
-from godot_bridge.scripts import gdscript_dir
-from godot_bridge.serving import imports, locks
+from godot_bridge.engine.worker import Inbox, Worker
+from godot_bridge.errors import Skipped
+from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, prepare, refuse
+from godot_bridge.serving.slot import SKIPPED, Slot, Task
+from godot_bridge.serving.starter import ArgvFor, Settings, Starter
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
@@ -61,52 +58,9 @@ or more for the bench's requests), so that its replies are taken in bursts. Each
 loop also wakes a reader and a writer thread per busy engine, so the pause is twice what it was
 with the poll loop those threads replaced: half the wake-ups (~860 -> ~420 per 2,000-request
 batch, jobs 1)."""
-WEAR_CHECK = 256
-"""Sends between two checks of a busy worker's wear (measuring its memory costs a few system calls);
-an idle worker is checked before every request."""
 IDLE_WAIT = 1.0
 """Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
-IMPORT_PROGRESS_EVERY = 2.0
-"""Seconds between two progress lines of an import (and one when the last asset is imported)."""
-
-_SKIPPED = "skipped: an earlier request failed and --stop-on-error is set"
-
-ArgvFor = Callable[[Path, str], Sequence[str]]
-"""Build the command line of a worker for a project root and a reply token."""
-
-log = logging.getLogger("godot_bridge")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How engines are found, started, given deadlines and retired: the one copy of these settings."""
-
-    godot: str | None = None
-    """The Godot binary (None: found as godot_bridge/engine/godot.py find_godot says)."""
-    timeout: float = engines.DEFAULT_TIMEOUT
-    """Seconds one request may take before its engine is killed and replaced."""
-    verbose: bool = False
-    """Echo engine output to stderr."""
-    auto_import: bool = True
-    """Import a project whose request needs an asset not imported yet (else: not_imported)."""
-    start_timeout: float = START_TIMEOUT
-    """Seconds an engine may take to become ready."""
-    max_requests: int | None = MAX_REQUESTS
-    """Requests after which a worker is replaced."""
-    max_rss: int | None = MAX_RSS
-    """Resident bytes past which a worker is replaced."""
-    relative_to: str | None = None
-    """Folder a relative project_path is taken against (None: it must be absolute)."""
-
-
-@dataclass
-class _Task:
-    """A prepared request on its way through the pool."""
-
-    index: int
-    job: Job
-    sent_at: float = 0.0
 
 
 @dataclass
@@ -147,17 +101,12 @@ class Pool:
         self.settings = settings if settings is not None else Settings()
         self.jobs = jobs
         self.window = window
-        self._argv_for = argv_for
         self._inbox = Inbox()
         """Where every engine's output, and the feeder's wake-up, arrives."""
-        self._engine: engines.Engine | None = None
-        self._packs: dict[str, Path] = {}
-        self._imports: dict[Path, int] = {}
-        self._import_tried: dict[Path, int | None] = {}
-        """Each project's import stamp right after the pool last imported it."""
-        self._slots: dict[Path, list[_Slot]] = {}
+        self.starter = Starter(self.settings, self._inbox, argv_for)
+        self._slots: dict[Path, list[Slot]] = {}
         self._roots = Roots(self.settings.relative_to)
-        self._files: dict[str, dict[_Slot, list[int]]] = {}
+        self._files: dict[str, dict[Slot, list[int]]] = {}
         self._inputs: collections.deque[Item] = collections.deque()
         self._read = 0
         self._waiting: tuple[int, Job | Reply] | None = None
@@ -201,7 +150,7 @@ class Pool:
         """Return the engine workers running now."""
         return [slot.worker for slot in self._all_slots() if slot.worker is not None]
 
-    def _all_slots(self) -> list[_Slot]:
+    def _all_slots(self) -> list[Slot]:
         return [slot for group in self._slots.values() for slot in group]
 
     # ----- the caller's side: the event loop -------------------------------------------------
@@ -269,7 +218,7 @@ class Pool:
         """Return whether the next reply of `map()` is available without waiting."""
         return bool(self._out) or self._releasable(self._all_slots())
 
-    def _releasable(self, slots: list[_Slot]) -> bool:
+    def _releasable(self, slots: list[Slot]) -> bool:
         """Return whether the next reply in input order may go to the caller now.
 
         None goes while a scene edit is in flight: the caller may then stop taking replies for as
@@ -285,7 +234,7 @@ class Pool:
             feed.items.clear()
             return feed.total is not None
 
-    def _wait(self, feed: _Feed, ended: bool, slots: list[_Slot]) -> None:
+    def _wait(self, feed: _Feed, ended: bool, slots: list[Slot]) -> None:
         """Wait for engine output, a deadline, or (while the input goes on) the feeder."""
         deadline = min((slot.deadline() for slot in slots if slot.inflight), default=None)
         # A wait elsewhere (while a worker stopped, say) may have taken replies from the inbox already.
@@ -350,7 +299,7 @@ class Pool:
                 return
             if self._stopped or self._cancelled:
                 self._results[index] = refuse(prepared.request if isinstance(prepared, Job) else prepared,
-                                              Skipped(_SKIPPED))
+                                              Skipped(SKIPPED))
             elif not isinstance(prepared, Job):
                 self._results[index] = prepared
             else:
@@ -359,17 +308,17 @@ class Pool:
                     return
                 for key, role in prepared.files:
                     self._files.setdefault(key, {}).setdefault(slot, [0, 0])[role] += 1
-                slot.queue.append(_Task(index, prepared))
+                slot.queue.append(Task(index, prepared))
                 queued += 1
             self._waiting = None
 
-    def _place(self, job: Job) -> _Slot | None:
+    def _place(self, job: Job) -> Slot | None:
         """Return the slot for a request on these files, or None while it must wait.
 
         An allow_scripts request goes to the project's slot for those (each gets an engine of
         its own there), so the warm engines of the others stay as they are.
         """
-        after: set[_Slot] = set()
+        after: set[Slot] = set()
         for key, role in job.files:
             for slot, uses in self._files.get(key, {}).items():
                 if role == WRITE or uses[WRITE]:
@@ -384,14 +333,14 @@ class Pool:
             return after.pop()
         return min(group[:-1], key=lambda slot: slot.pending())
 
-    def _group(self, root: Path) -> list[_Slot]:
+    def _group(self, root: Path) -> list[Slot]:
         """The slots of a project: `jobs` of them, then the one for allow_scripts requests."""
         group = self._slots.get(root)
         if group is None:
-            group = self._slots[root] = [_Slot(self, root) for _ in range(self.jobs + 1)]
+            group = self._slots[root] = [Slot(self, root) for _ in range(self.jobs + 1)]
         return group
 
-    def finish(self, task: _Task, reply: Reply, slot: _Slot) -> None:
+    def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
         """Record the reply to `task` and forget its files."""
         self._results[task.index] = reply
         for key, role in task.job.files:
@@ -435,268 +384,6 @@ class Pool:
                 if feed.loop_sleeps:
                     self._inbox.wake()
 
-    # ----- engines ---------------------------------------------------------------------------
-
-    def _found_engine(self) -> engines.Engine:
-        """Return the Godot binary in use, found and version-checked once."""
-        if self._engine is None:
-            self._engine = engines.probe(engines.find_godot(self.settings.godot))
-        return self._engine
-
-    def _pack(self, flavour: str = "safe") -> Path:
-        """Return the settings pack workers start with (built on first use, see engine.settings_pack):
-        "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
-        if flavour not in self._packs:
-            self._packs[flavour] = engines.settings_pack(self._found_engine(), flavour)
-        return self._packs[flavour]
-
-    def new_worker(self, root: Path, *, trusted: bool = False) -> Worker:
-        """Return a launched worker for `root` (`trusted`: for an allow_scripts request)."""
-        if self._argv_for is not None:
-            argv_for = self._argv_for
-
-            def argv(token: str) -> Sequence[str]:
-                return argv_for(root, token)
-        else:
-            engine, pack = self._found_engine(), self._pack("trusted" if trusted else "safe")
-            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack]
-
-            def argv(token: str) -> Sequence[str]:
-                return wall.argv(engines.worker_argv(engine, root, token, pack=pack, trusted=trusted),
-                                 read=reads, write=[root])
-        settings = self.settings
-        worker = Worker(argv, verbose=settings.verbose, start_timeout=settings.start_timeout,
-                        max_requests=settings.max_requests, max_rss=settings.max_rss, inbox=self._inbox)
-        worker.launch()
-        return worker
-
-    def imports(self, root: Path) -> int:
-        """Return how many times the pool has imported `root` (workers started before are stale)."""
-        return self._imports.get(root, 0)
-
-    def import_for(self, root: Path, seen: int, stamp: int | None) -> tuple[bool, str | None]:
-        """Import `root` for a worker that answered not_imported, started after `seen` imports of the
-        pool's and at import stamp `stamp` (godot_bridge/serving/imports.py); not again when the pool's own last
-        import left the stamp as it is (it did not help, and would not again).
-
-        Return whether to serve the request again, and why the import failed (None if it did not).
-        """
-        if self.imports(root) > seen:
-            return True, None
-        if not self.settings.auto_import:
-            return False, ("the project's assets are not imported and --no-import (auto_import=False) keeps the "
-                           "bridge from importing them: run without it, or open the project in the Godot editor once")
-        if self._import_tried.get(root, -1) == imports.stamp(root):
-            return False, None
-        started = time.monotonic()
-        shown = started
-
-        def announce() -> None:
-            log.warning("godot-bridge: importing the assets of %s (first use; %d with import settings; the "
-                        "engine imports each texture, mesh and font once)", root, imports.assets(root))
-
-        def progress(done: int, total: int) -> None:
-            nonlocal shown
-            now = time.monotonic()
-            if now - shown >= IMPORT_PROGRESS_EVERY or done == total:
-                shown = now
-                log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, total, now - started)
-
-        failure = imports.import_project(self._found_engine(), root, self._pack(),
-                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress)
-        self._import_tried[root] = imports.stamp(root)
-        if failure is None:
-            self._imports[root] = self.imports(root) + 1
-            log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
-        return failure is None, failure
-
     def skipping(self) -> bool:
         """Return whether requests not yet sent are to be skipped (after an error, or abandoned)."""
         return self._stopped or self._cancelled
-
-
-def hold_writes(worker: Worker, job: Job, deadline: float) -> Release:
-    """Lock the files a request rewrites in place (see godot_bridge/serving/locks.py), waiting until `deadline`.
-
-    Return what `worker` is to run once it is done with the request. When its engine died before
-    answering, that removes the temp files it left beside the files the request writes and, for a
-    rewrite, puts those files back as they were (read under the lock before the request goes out):
-    a shape saved and attached to a scene is written both or neither, even under SIGKILL.
-    """
-    written = job.written
-    rewrites = [Path(path) for path in written] if job.rewrites else []
-    held = locks.hold(rewrites, deadline)
-    before = locks.snapshot(rewrites)
-
-    def release(answered: bool) -> None:
-        try:
-            if not answered and worker.pid is not None:
-                locks.sweep(written, worker.pid)
-                locks.restore(before)
-        finally:
-            held.release()
-
-    return release
-
-
-class _Slot:
-    """One worker and the requests routed to it: queued, then in flight (at most `window`)."""
-
-    def __init__(self, pool: Pool, root: Path) -> None:
-        self.pool = pool
-        self.root = root
-        self.worker: Worker | None = None
-        self.queue: collections.deque[_Task] = collections.deque()
-        self.inflight: collections.deque[_Task] = collections.deque()
-        self._idle_since = 0.0
-        self._imports_seen = 0
-        self._stamp: int | None = None
-        self._sends = 0
-
-    def pending(self) -> int:
-        """Return how many requests the slot has not answered yet."""
-        return len(self.queue) + len(self.inflight)
-
-    def locking(self) -> bool:
-        """Return whether a request in flight holds file locks (one sent only to an idle engine)."""
-        return bool(self.inflight) and self.inflight[0].job.rewrites
-
-    def _one_shot(self) -> bool:
-        """Whether the worker serves an allow_scripts request: it takes no other, and goes after it."""
-        return bool(self.inflight) and self.inflight[0].job.allows_scripts
-
-    def deadline(self) -> float:
-        """Return when the request the engine is serving now runs out of time."""
-        worker = self.worker
-        if worker is not None and not worker.ready:
-            return worker.start_deadline
-        ready_at = worker.ready_at if worker is not None else 0.0
-        return max(self.inflight[0].sent_at, self._idle_since, ready_at) + self.pool.settings.timeout
-
-    def stop(self) -> None:
-        """Stop the slot's engine."""
-        worker, self.worker = self.worker, None
-        if worker is None:
-            return
-        if self.inflight:
-            # The engine serves what it already has, then sees its input end.
-            worker.close()
-        else:
-            # Idle, so every file it wrote is in place (a reply comes only after that); its
-            # orderly exit would add ~0.1 s to the end of every batch and change nothing.
-            worker.kill()
-
-    def warm(self) -> Worker:
-        """Return the slot's worker, started now unless it has a usable one."""
-        if self.worker is not None and self._usable():
-            return self.worker
-        return self._replace_worker()
-
-    def fill(self) -> None:
-        """Send queued requests until the window is full."""
-        while self.queue and len(self.inflight) < self.pool.window:
-            task = self.queue[0]
-            if self.pool.skipping():
-                self.queue.popleft()
-                self.pool.finish(task, refuse(task.job.request, Skipped(_SKIPPED)), self)
-                continue
-            job = task.job
-            if self.inflight and (job.rewrites or job.allows_scripts or self._one_shot() or not self._usable()):
-                # A rewrite waits for its lock, which the replies in flight may hold; a dead,
-                # stale or worn-out worker is replaced once the requests in flight are answered;
-                # an allow_scripts request has an engine of its own.
-                return
-            if not self._send(task):
-                return
-
-    def _send(self, task: _Task) -> bool:
-        """Send the head of the queue; return False to first take the replies in flight."""
-        try:
-            if task.job.allows_scripts:
-                worker = self._replace_worker(trusted=True)
-            else:
-                worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
-            release = hold_writes(worker, task.job, time.monotonic() + self.pool.settings.timeout)
-            worker.send(task.job.message, release=release)
-        except EngineCrashed as exc:
-            if self.inflight:
-                return False
-            self.queue.popleft()
-            self._drop_worker()
-            self.pool.finish(task, refuse(task.job.request, exc), self)
-            return True
-        except BridgeError as exc:
-            self.queue.popleft()
-            self.pool.finish(task, refuse(task.job.request, exc), self)
-            return True
-        self.queue.popleft()
-        task.sent_at = time.monotonic()
-        self.inflight.append(task)
-        self._sends += 1
-        return True
-
-    def _usable(self) -> bool:
-        worker = self.worker
-        if worker is None or not worker.alive or self._imports_seen < self.pool.imports(self.root):
-            return False
-        if self.inflight and self._sends % WEAR_CHECK:
-            return True
-        return not worker.worn_out()
-
-    def collect(self, now: float) -> None:
-        """Take the replies the engine sent; fail the request it was serving if it died or ran out of time."""
-        worker = self.worker
-        if worker is None:
-            return
-        again: list[_Task] = []
-        while (answer := worker.take()) is not None:
-            task = self.inflight.popleft()
-            self._idle_since = now
-            if task.job.allows_scripts:
-                # Its engine may run the code it loaded: it serves nothing else, and is killed (it
-                # has answered, so its files are in place; code it runs may hold up an orderly exit).
-                self.worker = None
-                worker.kill()
-            if (answer.get("error") or {}).get("code") == "not_imported":
-                retry, failure = self.pool.import_for(self.root, self._imports_seen, self._stamp)
-                if retry:
-                    again.append(task)
-                    continue
-                if failure is not None:
-                    answer["error"]["message"] += f"; {failure}"
-            self.pool.finish(task, finish(task.job, answer), self)
-        self.queue.extendleft(reversed(again))
-        if not self.inflight:
-            if worker.ended:
-                self._drop_worker()
-            return
-        if worker.ended or now >= self.deadline():
-            head = self.inflight.popleft()
-            if worker.ended:
-                error: BridgeError = worker.crash()
-            elif worker.ready:
-                worker.kill()
-                error = Timeout(f"the request ran past its deadline of {self.pool.settings.timeout:g} s; the engine "
-                                f"(pid {worker.pid}) was killed and the next request gets a fresh one")
-            else:
-                error = worker.expire()
-            self.pool.finish(head, refuse(head.job.request, error), self)
-            # The engine serves in order, so the requests behind the failed one never started.
-            self.queue.extendleft(reversed(self.inflight))
-            self.inflight.clear()
-            self._drop_worker()
-
-    def _replace_worker(self, *, trusted: bool = False) -> Worker:
-        self._drop_worker()
-        worker = self.pool.new_worker(self.root, trusted=trusted)
-        self._imports_seen = self.pool.imports(self.root)
-        self._stamp = imports.stamp(self.root)
-        self.worker = worker
-        self._sends = 0
-        self._idle_since = time.monotonic()
-        return worker
-
-    def _drop_worker(self) -> None:
-        worker, self.worker = self.worker, None
-        if worker is not None:
-            worker.close()

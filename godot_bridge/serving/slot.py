@@ -1,0 +1,234 @@
+"""One slot of a pool: a worker for one project and the requests routed to it, queued and then in
+flight; its engine's life (started, replaced when dead, stale or worn out, killed after an
+allow_scripts request) and the locks of the files its requests rewrite."""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from godot_bridge.engine.worker import Release, Worker
+from godot_bridge.errors import BridgeError, EngineCrashed, Skipped, Timeout
+from godot_bridge.requests.request import Job, Reply, finish, refuse
+from godot_bridge.serving import imports, locks
+from godot_bridge.serving.starter import Starter
+
+WEAR_CHECK = 256
+"""Sends between two checks of a busy worker's wear (measuring its memory costs a few system calls);
+an idle worker is checked before every request."""
+
+SKIPPED = "skipped: an earlier request failed and --stop-on-error is set"
+
+
+@dataclass
+class Task:
+    """A prepared request on its way through the pool."""
+
+    index: int
+    job: Job
+    sent_at: float = 0.0
+
+
+class Host(Protocol):
+    """What a slot needs of the pool it serves."""
+
+    window: int
+    """Requests in flight per worker."""
+    starter: Starter
+
+    def skipping(self) -> bool:
+        """Whether requests not yet sent are to be skipped."""
+
+    def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
+        """Record the reply to `task`."""
+
+
+def hold_writes(worker: Worker, job: Job, deadline: float) -> Release:
+    """Lock the files a request rewrites in place (see godot_bridge/serving/locks.py), waiting until `deadline`.
+
+    Return what `worker` is to run once it is done with the request. When its engine died before
+    answering, that removes the temp files it left beside the files the request writes and, for a
+    rewrite, puts those files back as they were (read under the lock before the request goes out):
+    a shape saved and attached to a scene is written both or neither, even under SIGKILL.
+    """
+    written = job.written
+    rewrites = [Path(path) for path in written] if job.rewrites else []
+    held = locks.hold(rewrites, deadline)
+    before = locks.snapshot(rewrites)
+
+    def release(answered: bool) -> None:
+        try:
+            if not answered and worker.pid is not None:
+                locks.sweep(written, worker.pid)
+                locks.restore(before)
+        finally:
+            held.release()
+
+    return release
+
+
+class Slot:
+    """One worker and the requests routed to it: queued, then in flight (at most `window`)."""
+
+    def __init__(self, pool: Host, root: Path) -> None:
+        self.pool = pool
+        self.root = root
+        self.worker: Worker | None = None
+        self.queue: collections.deque[Task] = collections.deque()
+        self.inflight: collections.deque[Task] = collections.deque()
+        self._idle_since = 0.0
+        self._imports_seen = 0
+        self._stamp: int | None = None
+        self._sends = 0
+
+    def pending(self) -> int:
+        """Return how many requests the slot has not answered yet."""
+        return len(self.queue) + len(self.inflight)
+
+    def locking(self) -> bool:
+        """Return whether a request in flight holds file locks (one sent only to an idle engine)."""
+        return bool(self.inflight) and self.inflight[0].job.rewrites
+
+    def _one_shot(self) -> bool:
+        """Whether the worker serves an allow_scripts request: it takes no other, and goes after it."""
+        return bool(self.inflight) and self.inflight[0].job.allows_scripts
+
+    def deadline(self) -> float:
+        """Return when the request the engine is serving now runs out of time."""
+        worker = self.worker
+        if worker is not None and not worker.ready:
+            return worker.start_deadline
+        ready_at = worker.ready_at if worker is not None else 0.0
+        return max(self.inflight[0].sent_at, self._idle_since, ready_at) + self.pool.starter.settings.timeout
+
+    def stop(self) -> None:
+        """Stop the slot's engine."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        if self.inflight:
+            # The engine serves what it already has, then sees its input end.
+            worker.close()
+        else:
+            # Idle, so every file it wrote is in place (a reply comes only after that); its
+            # orderly exit would add ~0.1 s to the end of every batch and change nothing.
+            worker.kill()
+
+    def warm(self) -> Worker:
+        """Return the slot's worker, started now unless it has a usable one."""
+        if self.worker is not None and self._usable():
+            return self.worker
+        return self._replace_worker()
+
+    def fill(self) -> None:
+        """Send queued requests until the window is full."""
+        while self.queue and len(self.inflight) < self.pool.window:
+            task = self.queue[0]
+            if self.pool.skipping():
+                self.queue.popleft()
+                self.pool.finish(task, refuse(task.job.request, Skipped(SKIPPED)), self)
+                continue
+            job = task.job
+            if self.inflight and (job.rewrites or job.allows_scripts or self._one_shot() or not self._usable()):
+                # A rewrite waits for its lock, which the replies in flight may hold; a dead,
+                # stale or worn-out worker is replaced once the requests in flight are answered;
+                # an allow_scripts request has an engine of its own.
+                return
+            if not self._send(task):
+                return
+
+    def _send(self, task: Task) -> bool:
+        """Send the head of the queue; return False to first take the replies in flight."""
+        try:
+            if task.job.allows_scripts:
+                worker = self._replace_worker(trusted=True)
+            else:
+                worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
+            release = hold_writes(worker, task.job, time.monotonic() + self.pool.starter.settings.timeout)
+            worker.send(task.job.message, release=release)
+        except EngineCrashed as exc:
+            if self.inflight:
+                return False
+            self.queue.popleft()
+            self._drop_worker()
+            self.pool.finish(task, refuse(task.job.request, exc), self)
+            return True
+        except BridgeError as exc:
+            self.queue.popleft()
+            self.pool.finish(task, refuse(task.job.request, exc), self)
+            return True
+        self.queue.popleft()
+        task.sent_at = time.monotonic()
+        self.inflight.append(task)
+        self._sends += 1
+        return True
+
+    def _usable(self) -> bool:
+        worker = self.worker
+        if worker is None or not worker.alive or self._imports_seen < self.pool.starter.imports(self.root):
+            return False
+        if self.inflight and self._sends % WEAR_CHECK:
+            return True
+        return not worker.worn_out()
+
+    def collect(self, now: float) -> None:
+        """Take the replies the engine sent; fail the request it was serving if it died or ran out of time."""
+        worker = self.worker
+        if worker is None:
+            return
+        again: list[Task] = []
+        while (answer := worker.take()) is not None:
+            task = self.inflight.popleft()
+            self._idle_since = now
+            if task.job.allows_scripts:
+                # Its engine may run the code it loaded: it serves nothing else, and is killed (it
+                # has answered, so its files are in place; code it runs may hold up an orderly exit).
+                self.worker = None
+                worker.kill()
+            if (answer.get("error") or {}).get("code") == "not_imported":
+                retry, failure = self.pool.starter.import_for(self.root, self._imports_seen, self._stamp)
+                if retry:
+                    again.append(task)
+                    continue
+                if failure is not None:
+                    answer["error"]["message"] += f"; {failure}"
+            self.pool.finish(task, finish(task.job, answer), self)
+        self.queue.extendleft(reversed(again))
+        if not self.inflight:
+            if worker.ended:
+                self._drop_worker()
+            return
+        if worker.ended or now >= self.deadline():
+            head = self.inflight.popleft()
+            if worker.ended:
+                error: BridgeError = worker.crash()
+            elif worker.ready:
+                worker.kill()
+                timeout = self.pool.starter.settings.timeout
+                error = Timeout(f"the request ran past its deadline of {timeout:g} s; the engine (pid {worker.pid}) "
+                                "was killed and the next request gets a fresh one")
+            else:
+                error = worker.expire()
+            self.pool.finish(head, refuse(head.job.request, error), self)
+            # The engine serves in order, so the requests behind the failed one never started.
+            self.queue.extendleft(reversed(self.inflight))
+            self.inflight.clear()
+            self._drop_worker()
+
+    def _replace_worker(self, *, trusted: bool = False) -> Worker:
+        self._drop_worker()
+        worker = self.pool.starter.new_worker(self.root, trusted=trusted)
+        self._imports_seen = self.pool.starter.imports(self.root)
+        self._stamp = imports.stamp(self.root)
+        self.worker = worker
+        self._sends = 0
+        self._idle_since = time.monotonic()
+        return worker
+
+    def _drop_worker(self) -> None:
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.close()

@@ -1,0 +1,133 @@
+"""The engines of a pool: the Godot binary, found and checked once; its settings packs; workers
+launched behind the wall; and the imports of the projects they serve (godot_bridge/serving/imports.py)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from godot_bridge.engine import godot as engines
+from godot_bridge.engine import wall
+from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
+from godot_bridge.scripts import gdscript_dir
+from godot_bridge.serving import imports
+
+IMPORT_PROGRESS_EVERY = 2.0
+"""Seconds between two progress lines of an import (and one when the last asset is imported)."""
+
+ArgvFor = Callable[[Path, str], Sequence[str]]
+"""Build the command line of a worker for a project root and a reply token."""
+
+log = logging.getLogger("godot_bridge")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How engines are found, started, given deadlines and retired: the one copy of these settings."""
+
+    godot: str | None = None
+    """The Godot binary (None: found as godot_bridge/engine/godot.py find_godot says)."""
+    timeout: float = engines.DEFAULT_TIMEOUT
+    """Seconds one request may take before its engine is killed and replaced."""
+    verbose: bool = False
+    """Echo engine output to stderr."""
+    auto_import: bool = True
+    """Import a project whose request needs an asset not imported yet (else: not_imported)."""
+    start_timeout: float = START_TIMEOUT
+    """Seconds an engine may take to become ready."""
+    max_requests: int | None = MAX_REQUESTS
+    """Requests after which a worker is replaced."""
+    max_rss: int | None = MAX_RSS
+    """Resident bytes past which a worker is replaced."""
+    relative_to: str | None = None
+    """Folder a relative project_path is taken against (None: it must be absolute)."""
+
+
+class Starter:
+    """Start the workers of a pool, all reporting to one inbox, and import projects for them."""
+
+    def __init__(self, settings: Settings, inbox: Inbox, argv_for: ArgvFor | None = None) -> None:
+        self.settings = settings
+        self._inbox = inbox
+        self._argv_for = argv_for
+        self._engine: engines.Engine | None = None
+        self._packs: dict[str, Path] = {}
+        self._imports: dict[Path, int] = {}
+        self._import_tried: dict[Path, int | None] = {}
+        """Each project's import stamp right after the pool last imported it."""
+
+    def found_engine(self) -> engines.Engine:
+        """Return the Godot binary in use, found and version-checked once."""
+        if self._engine is None:
+            self._engine = engines.probe(engines.find_godot(self.settings.godot))
+        return self._engine
+
+    def pack(self, flavour: str = "safe") -> Path:
+        """Return the settings pack workers start with (built on first use, see engine.settings_pack):
+        "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
+        if flavour not in self._packs:
+            self._packs[flavour] = engines.settings_pack(self.found_engine(), flavour)
+        return self._packs[flavour]
+
+    def new_worker(self, root: Path, *, trusted: bool = False) -> Worker:
+        """Return a launched worker for `root` (`trusted`: for an allow_scripts request)."""
+        if self._argv_for is not None:
+            argv_for = self._argv_for
+
+            def argv(token: str) -> Sequence[str]:
+                return argv_for(root, token)
+        else:
+            engine, pack = self.found_engine(), self.pack("trusted" if trusted else "safe")
+            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack]
+
+            def argv(token: str) -> Sequence[str]:
+                return wall.argv(engines.worker_argv(engine, root, token, pack=pack, trusted=trusted),
+                                 read=reads, write=[root])
+        settings = self.settings
+        worker = Worker(argv, verbose=settings.verbose, start_timeout=settings.start_timeout,
+                        max_requests=settings.max_requests, max_rss=settings.max_rss, inbox=self._inbox)
+        worker.launch()
+        return worker
+
+    def imports(self, root: Path) -> int:
+        """Return how many times the pool has imported `root` (workers started before are stale)."""
+        return self._imports.get(root, 0)
+
+    def import_for(self, root: Path, seen: int, stamp: int | None) -> tuple[bool, str | None]:
+        """Import `root` for a worker that answered not_imported, started after `seen` imports of the
+        pool's and at import stamp `stamp` (godot_bridge/serving/imports.py); not again when the pool's own last
+        import left the stamp as it is (it did not help, and would not again).
+
+        Return whether to serve the request again, and why the import failed (None if it did not).
+        """
+        if self.imports(root) > seen:
+            return True, None
+        if not self.settings.auto_import:
+            return False, ("the project's assets are not imported and --no-import (auto_import=False) keeps the "
+                           "bridge from importing them: run without it, or open the project in the Godot editor once")
+        if self._import_tried.get(root, -1) == imports.stamp(root):
+            return False, None
+        started = time.monotonic()
+        shown = started
+
+        def announce() -> None:
+            log.warning("godot-bridge: importing the assets of %s (first use; %d with import settings; the "
+                        "engine imports each texture, mesh and font once)", root, imports.assets(root))
+
+        def progress(done: int, total: int) -> None:
+            nonlocal shown
+            now = time.monotonic()
+            if now - shown >= IMPORT_PROGRESS_EVERY or done == total:
+                shown = now
+                log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, total, now - started)
+
+        failure = imports.import_project(self.found_engine(), root, self.pack(),
+                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress)
+        self._import_tried[root] = imports.stamp(root)
+        if failure is None:
+            self._imports[root] = self.imports(root) + 1
+            log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
+        return failure is None, failure
