@@ -1,4 +1,4 @@
-"""The GDScript asks nothing of the engine that the oldest Godot the gate accepts (bridge.engine.MIN_VERSION) lacks.
+"""The GDScript asks nothing of the engine that the oldest Godot the gate accepts (engine/godot.py MIN_VERSION) lacks.
 
 What the scripts use (tests/gdscript_uses.py) is checked against that version's class reference, vendored in
 tests/godot_api/ (scripts/vendor_godot_api.py says where it came from), and against the engine here, asked

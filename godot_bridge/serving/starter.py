@@ -43,7 +43,7 @@ class Settings:
     max_rss: int | None = MAX_RSS
     """Resident bytes past which a worker is replaced."""
     relative_to: str | None = None
-    """Folder a relative project_path is taken against (None: it must be absolute)."""
+    """Folder a relative project_path is taken against (None: the current folder, when it is resolved)."""
 
 
 class Starter:
