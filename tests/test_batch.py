@@ -107,6 +107,7 @@ def _readline_within(stream: Any, seconds: float) -> bytes:
     return got[0]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_100000_lines_stream_in_flat_memory(godot_bin: str, project: Path) -> None:
     """Most lines are refused before the engine (cheap), every 50th goes to the engine."""

@@ -78,6 +78,7 @@ def batch(project: Path, who: str) -> tuple[list[dict[str, Any]], dict[str, list
     return requests, last, names
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_two_processes_editing_one_scene_lose_no_update(godot_bin: str, project: Path, tmp_path: Path) -> None:
     (project / "shared.tscn").write_text(shared_scene())

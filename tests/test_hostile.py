@@ -228,6 +228,7 @@ def test_batch_line_of_invalid_utf8_is_refused_and_the_batch_goes_on(godot_bin: 
     assert status == 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_50_mb_requests_are_served_or_refused_without_harm(godot_bin: str, project: Path, tmp_path: Path) -> None:
     name = "0123456789" * 5_000_000

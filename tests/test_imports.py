@@ -226,6 +226,7 @@ def test_a_fresh_clone_without_import_is_not_imported_naming_the_asset(clone: Pa
     assert snapshot(clone) == before
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_an_asset_changed_since_its_import_is_imported_again(clone: Path, godot_bin: str) -> None:
     read = {"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"}

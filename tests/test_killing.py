@@ -71,6 +71,7 @@ class Killer:
             self.mid_write += any(".tmp." in name for name in os.listdir(self.folder))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_random_kills_leave_every_file_old_or_new_and_complete(godot_bin: str, project: Path) -> None:
     rng = random.Random(1)
@@ -152,6 +153,7 @@ SCENE = """[gd_scene format=3]
 """
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_killed_save_and_attach_leaves_both_files_as_they_were(godot_bin: str, project: Path) -> None:
     rng = random.Random(2)

@@ -22,6 +22,7 @@ def check(*argv: str, timeout: float = 100) -> None:
         pytest.fail(f"{' '.join(argv)} exited {done.returncode}:\n{done.stdout}{done.stderr}", pytrace=False)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_mypy_strict_is_clean() -> None:
     check("mypy", timeout=280)  # godot_bridge, tests and scripts: the files named in [tool.mypy]

@@ -125,6 +125,7 @@ def gltf_import(script: str) -> str:
             f'dest_files=["{dest}"]\n\n[params]\n\nimport_script/path="{script}"\n')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["inside", "outside"])
 def test_an_import_script_named_in_import_parameters_never_runs(watched: Watched, where: str) -> None:
     if where == "inside":

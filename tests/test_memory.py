@@ -18,6 +18,7 @@ _SPEC.loader.exec_module(soak)
 LIMIT = 256 << 20
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_2000_requests_with_recycling_every_500_all_succeed_in_bounded_memory(godot_bin: str,
                                                                               project: Path) -> None:

@@ -108,6 +108,7 @@ def test_mcp_without_the_sdk_says_how_to_install_it() -> None:
     assert "pip install 'godot-bridge[mcp]'" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_clean_venv_installs_the_core_with_eight_packages(installed: Path, tmp_path: Path) -> None:
     wheel = (installed.parent / "wheel.path").read_text()
     venv = tmp_path / "venv"

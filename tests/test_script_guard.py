@@ -136,6 +136,7 @@ def _try_mutation(seed: int, project: Path, guarded: Bridge, allowed: Bridge) ->
 
 
 # 150 examples, each with a one-shot engine for its allowed read: ~90 s alone on 2 cores.
+@pytest.mark.slow
 @pytest.mark.timeout(400)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
@@ -145,6 +146,7 @@ def test_no_layout_of_a_scripted_resource_gets_past_the_check(
     _try_mutation(seed, mutations_project, guarded, allowed)
 
 
+@pytest.mark.slow
 def test_layout_mutations_keep_their_meaning(mutations_project: Path, guarded: Bridge, allowed: Bridge) -> None:
     """The mutations are real: the engine, allowed, runs the code of nearly all of them."""
     ran = sum(_try_mutation(seed, mutations_project, guarded, allowed) for seed in range(40))
