@@ -195,6 +195,20 @@ def test_material_create_then_resource_read(godot_bin: str, project: Path) -> No
     assert reply["properties"]["roughness"] == 0.5
 
 
+def test_a_call_in_a_variant_spelling_answers_in_the_tools_own_names(godot_bin: str, project: Path) -> None:
+    # The tools offer resource_path; `path` and `save_path` are still taken, and the reply keeps to
+    # the tool's output schema, which the SDK's client validates it against.
+    async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
+        made = await call(session, "material_create", project_path=str(project), material_type="StandardMaterial3D",
+                          save_path="materials/v.tres")
+        read = await call(session, "resource_read", project_path=str(project), path="materials/v.tres")
+        return made, read
+
+    made, read = drive(godot_bin, scenario)
+    assert ok(made)["resource_path"] == "materials/v.tres" and "save_path" not in ok(made)
+    assert ok(read)["resource_path"] == "materials/v.tres" and "path" not in ok(read)
+
+
 def test_shape_create_saves_a_shape(godot_bin: str, project: Path) -> None:
     async def scenario(session: ClientSession) -> tuple[types.CallToolResult, types.CallToolResult]:
         created = await call(session, "shape_create", project_path=str(project), shape_type="BoxShape3D",

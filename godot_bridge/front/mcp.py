@@ -34,9 +34,10 @@ log = logging.getLogger("godot_bridge")
 GUIDANCE = (
     "These tools create and read Godot 4 resources (materials, collision shapes, UI style boxes) "
     "as files in a Godot project, through the real headless engine. Read a resource before "
-    "modifying it. Save resources that will be reused: a saved .tres file can be referenced by "
-    "several scenes. Use resource_duplicate to make variants of an existing resource; duplicating "
-    "with property_overrides keeps all other properties of the source. Paths are relative to the "
+    "modifying it, and ask class_info about a class whose properties you do not know. Save "
+    "resources that will be reused: a saved .tres file can be referenced by several scenes. Use "
+    "resource_duplicate to make variants of an existing resource; duplicating with "
+    "property_overrides keeps all other properties of the source. Paths are relative to the "
     "project (res:// accepted). Colors are '#rrggbb', {r, g, b} or [r, g, b, a] with components from "
     "0 to 1; vectors are arrays of numbers. An error result starts with its stable code (e.g. "
     "not_found, unknown_property) and names the offending field."
@@ -55,6 +56,16 @@ def _reply_schema(op: str) -> dict[str, Any]:
     schema["properties"] = {name: {key: value for key, value in member.items() if key != "title"}
                             for name, member in schema["properties"].items()}
     return schema
+
+
+def _in_tool_names(op: str, reply: dict[str, Any]) -> dict[str, Any]:
+    """A success reply with the members a request gave in a variant spelling (`path`) under the
+    tool's own names (`resource_path`): its output schema has those only, and clients check it."""
+    model = REQUEST_MODELS.get(op)
+    if model is None or reply.get("result") != "ok":
+        return reply
+    renamed = {variant: member for member, variants in model.spellings.items() for variant in variants}
+    return {renamed.get(key, key): value for key, value in reply.items()}
 
 
 def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[types.Tool]:
@@ -165,7 +176,8 @@ class ToolServer:
         if self.project is not None and request.get("project_path") is None:
             request["project_path"] = self.project
         async with self._lock:
-            return await anyio.to_thread.run_sync(self.bridge.run, request)
+            reply = await anyio.to_thread.run_sync(self.bridge.run, request)
+        return _in_tool_names(name, reply)
 
     async def _warm_up(self, project: str) -> None:
         # Start the engine while the client is still connecting; a failure here recurs, as an
