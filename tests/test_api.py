@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 
 from godot_bridge import Bridge, BridgeError
 from godot_bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
+from godot_bridge.requests import replies
 from godot_bridge.requests.models import REPLIES
 
 
@@ -112,7 +113,7 @@ def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
 @pytest.mark.parametrize("op", sorted(op for op in REPLIES if hasattr(Bridge, op)))
 def test_a_typed_method_returns_its_reply_type_and_documents_each_parameter(op: str) -> None:
     method = getattr(Bridge, op)
-    assert get_type_hints(method)["return"] is REPLIES[op]
+    assert get_type_hints(method, localns=vars(replies))["return"] is REPLIES[op]
     args = (method.__doc__ or "").split("Args:", 1)[1].split("Returns:", 1)[0]
     documented = {line.strip().split(":", 1)[0] for line in args.splitlines()
                   if line.startswith(" " * 12) and not line.startswith(" " * 13)}

@@ -9,21 +9,25 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import Any, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 from godot_bridge.engine import godot as engines
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
 from godot_bridge.errors import from_wire
-from godot_bridge.requests.models import Answers, Request
-from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
 from godot_bridge.requests.request import Item, Reply
 from godot_bridge.serving.pool import Pool
 from godot_bridge.serving.starter import Settings
 
+if TYPE_CHECKING:
+    # Types only: pydantic and the models cost ~0.1 s to import, which `godot-bridge run` spends
+    # while its engine starts (the first request is parsed then), not before it launches the engine.
+    from godot_bridge.requests.models import Answers
+    from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
+
 DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 StrPath = Union[str, "os.PathLike[str]"]
 """A path member of a typed method: a string or a pathlib.Path."""
-Typed = TypeVar("Typed", bound=Answer)
+Typed = TypeVar("Typed", bound="Answer")
 
 
 class Bridge:
@@ -106,6 +110,8 @@ class Bridge:
         Raises:
             The `BridgeError` subclass of an error reply's code.
         """
+        from godot_bridge.requests.models import Request
+
         if not isinstance(request, Request):
             raise TypeError(f"call() takes a model of godot_bridge.requests.models, not {type(request).__name__}")
         reply = self.run(request.model_dump(exclude_none=True))
@@ -145,9 +151,10 @@ class Bridge:
         Raises:
             NotFound, UnsafeResource, LoadFailed, ... : the `BridgeError` of the error reply.
         """
-        return self._typed(ReadReply, "resource_read", project_path=project_path, resource_path=resource_path,
-                           depth=depth, properties=properties, include_defaults=include_defaults,
-                           allow_scripts=allow_scripts)
+        reply = self._typed("resource_read", project_path=project_path, resource_path=resource_path,
+                            depth=depth, properties=properties, include_defaults=include_defaults,
+                            allow_scripts=allow_scripts)
+        return cast("ReadReply", reply)
 
     def material_create(
         self,
@@ -179,9 +186,10 @@ class Bridge:
             UnknownProperty, InvalidType, InvalidValue, SaveFailed, ... : the `BridgeError` of the
             error reply; nothing is written then.
         """
-        return self._typed(SavedReply, "material_create", project_path=project_path, material_type=material_type,
-                           resource_path=resource_path, properties=properties, shader_path=shader_path,
-                           allow_scripts=allow_scripts)
+        reply = self._typed("material_create", project_path=project_path, material_type=material_type,
+                            resource_path=resource_path, properties=properties, shader_path=shader_path,
+                            allow_scripts=allow_scripts)
+        return cast("SavedReply", reply)
 
     def shape_create(
         self,
@@ -211,9 +219,10 @@ class Bridge:
         Raises:
             NodeNotFound, IncompatibleNode, InvalidValue, ... : the `BridgeError` of the error reply.
         """
-        return self._typed(ShapeReply, "shape_create", project_path=project_path, shape_type=shape_type,
-                           shape_params=shape_params, save_path=save_path, scene_path=scene_path,
-                           node_path=node_path, allow_scripts=allow_scripts)
+        reply = self._typed("shape_create", project_path=project_path, shape_type=shape_type,
+                            shape_params=shape_params, save_path=save_path, scene_path=scene_path,
+                            node_path=node_path, allow_scripts=allow_scripts)
+        return cast("ShapeReply", reply)
 
     def style_box_create(
         self,
@@ -239,8 +248,9 @@ class Bridge:
         Raises:
             UnknownProperty, InvalidType, InvalidValue, ... : the `BridgeError` of the error reply.
         """
-        return self._typed(SavedReply, "style_box_create", project_path=project_path, style_type=style_type,
-                           resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+        reply = self._typed("style_box_create", project_path=project_path, style_type=style_type,
+                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+        return cast("SavedReply", reply)
 
     def resource_duplicate(
         self,
@@ -268,9 +278,10 @@ class Bridge:
         Raises:
             NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply.
         """
-        return self._typed(DuplicateReply, "resource_duplicate", project_path=project_path, source_path=source_path,
-                           dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
-                           allow_scripts=allow_scripts)
+        reply = self._typed("resource_duplicate", project_path=project_path, source_path=source_path,
+                            dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
+                            allow_scripts=allow_scripts)
+        return cast("DuplicateReply", reply)
 
     def resource_update(
         self,
@@ -299,8 +310,9 @@ class Bridge:
             NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply;
             the file is as it was then.
         """
-        return self._typed(UpdateReply, "resource_update", project_path=project_path, resource_path=resource_path,
-                           properties=properties, reset=reset, allow_scripts=allow_scripts)
+        reply = self._typed("resource_update", project_path=project_path, resource_path=resource_path,
+                            properties=properties, reset=reset, allow_scripts=allow_scripts)
+        return cast("UpdateReply", reply)
 
     def resource_create(
         self,
@@ -327,13 +339,14 @@ class Bridge:
             InvalidType (an unknown class, with a suggestion), UnknownProperty, ... : the
             `BridgeError` of the error reply.
         """
-        return self._typed(SavedReply, "resource_create", project_path=project_path, resource_type=resource_type,
-                           resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+        reply = self._typed("resource_create", project_path=project_path, resource_type=resource_type,
+                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+        return cast("SavedReply", reply)
 
-    def _typed(self, kind: type[Typed], op: str, **fields: Any) -> Typed:
+    def _typed(self, op: str, **fields: Any) -> Reply:
         request = {"op": op, **{key: os.fspath(value) if isinstance(value, os.PathLike) else value
                                 for key, value in fields.items() if value is not None}}
         reply = self.run(request)
         if reply["result"] != "ok":
             raise from_wire(reply["error"])
-        return cast(Typed, reply)
+        return reply
