@@ -19,11 +19,11 @@ func _initialize() -> void:
 	var bridge: String = args[1]
 	var count: int = int(args[2]) if args.size() > 2 else 500
 	var paths: GDScript = load(bridge.path_join("safety/paths.gd"))
-	var codec: GDScript = load(bridge.path_join("codec.gd"))
-	var values: GDScript = load(bridge.path_join("resource_values.gd"))
+	var codec: GDScript = load(bridge.path_join("values/codec.gd"))
+	var values: GDScript = load(bridge.path_join("values/resource_values.gd"))
 	var job_script: GDScript = load(bridge.path_join("job.gd"))
-	var props: GDScript = load(bridge.path_join("props.gd"))
-	var saving: GDScript = load(bridge.path_join("saving.gd"))
+	var props: GDScript = load(bridge.path_join("values/props.gd"))
+	var saving: GDScript = load(bridge.path_join("files/saving.gd"))
 	var material_op: GDScript = load(bridge.path_join("ops/material_create.gd"))
 	var main: Object = load(bridge.path_join("main.gd")).new()
 	paths.set_root(root)
@@ -35,7 +35,7 @@ func _initialize() -> void:
 	_at = Time.get_ticks_usec()
 	for i: int in count:
 		var request: Dictionary = JSON.parse_string(message)
-		request["path"] = "res://steps/whole%d.tres" % i
+		request["resource_path"] = "res://steps/whole%d.tres" % i
 		_tick("whole request: JSON parse")
 		var reply: Dictionary = main._serve(request)
 		_tick("whole request: the operation")
@@ -48,7 +48,7 @@ func _initialize() -> void:
 		_tick("step: class check + instantiate")
 		var values_set: Dictionary = props.apply(material, PROPERTIES, job, "properties")
 		_tick("step: convert + set + after-set check")
-		var write: Dictionary = saving._begin("res://steps/m%d.tres" % i, job, "path")
+		var write: Dictionary = saving._begin("res://steps/m%d.tres" % i, job, "resource_path")
 		_tick("step: confine + target checks (_begin)")
 		write["uid"] = ResourceUID.id_to_text(ResourceUID.create_id())
 		ResourceSaver.save(material, write["temp"])
