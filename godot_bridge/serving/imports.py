@@ -63,6 +63,8 @@ ProgressDialog, headless branch): first `Started (Re)Importing Assets (N steps)`
 per asset, between lines of its own phases, which end in an ellipsis."""
 _TOTAL = re.compile(r"^Started \(Re\)Importing Assets \((\d+) steps\)$")
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_PROGRESS = re.compile(r"^\[\s*(\d+%|DONE)\s*\]")
+"""Any progress line of the editor's (other tasks, `[ DONE ]`): kept out of a failure's message."""
 
 
 def stamp(root: Path) -> int | None:
@@ -188,21 +190,24 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
     timer.start()
     tail: collections.deque[str] = collections.deque(maxlen=3)
     total = done = 0
+    last = ""
     try:
         assert process.stdout is not None
         for raw in process.stdout:
             line = _COLOUR.sub("", raw.decode("utf-8", "replace")).strip()
             step = _STEP.match(line)
             if step is None:
-                if line:
+                if line and not _PROGRESS.match(line):
                     tail.append(line)
                 continue
             started = _TOTAL.match(step[1])
             if started is not None:
                 total = total or int(started[1])
-            elif total and not step[1].endswith("...") and done < total:
+            elif total and not step[1].endswith("...") and step[1] != last and done < total:
+                # The editor prints a step again when it lasts over a second: one asset, one count.
                 done += 1
                 progress(done, total)
+            last = step[1]
         status = process.wait()
     finally:
         timer.cancel()
