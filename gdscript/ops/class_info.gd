@@ -28,7 +28,8 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		parent = ClassDB.get_parent_class(parent)
 	var inheritors: Array[String] = []
 	for type: String in ClassDB.get_inheriters_from_class(name):
-		if Creating.refusal(type).is_empty():
+		# By ClassDB alone: making one of each (every Resource class, for "Resource") is no answer's cost.
+		if Creating.kind_refusal(type).is_empty():
 			inheritors.append(type)
 	inheritors.sort()
 	return {"inherits": inherits, "inheritors": inheritors, "properties": _properties(name)}

@@ -8,10 +8,21 @@ const Props = preload("props.gd")
 static var _creatable: Array = []
 
 
-## Why a resource of class `type` cannot be created ("" when it can): it must be an instantiable
-## Resource that holds no code (no Script, no GDExtension) and is no scene (PackedScene has its own
-## format), and that the text format can hold.
+## Why a resource of class `type` cannot be created ("" when it can): it must be a class a request
+## may make (kind_refusal()) that the text format can hold.
 static func refusal(type: String) -> String:
+	var why: String = kind_refusal(type)
+	if not why.is_empty():
+		return why
+	if not ResourceSaver.get_recognized_extensions(ClassDB.instantiate(type)).has("tres"):
+		return "%s cannot be saved as a .tres file" % type
+	return ""
+
+
+## Why `type` is no class a request may make, from ClassDB alone (no instance is made): it must be an
+## instantiable Resource that holds no code (no Script, no GDExtension) and is no scene (PackedScene
+## has its own format).
+static func kind_refusal(type: String) -> String:
 	if not ClassDB.class_exists(type):
 		return "the engine has no class %s%s" % [JSON.stringify(type), Props.suggest_class(type, _resource_classes())]
 	if not ClassDB.is_parent_class(type, "Resource"):
@@ -23,8 +34,6 @@ static func refusal(type: String) -> String:
 			return "%s is code, which this tool never writes" % type
 	if ClassDB.is_parent_class(type, "PackedScene"):
 		return "a PackedScene is a scene, saved by the editor from nodes"
-	if not ResourceSaver.get_recognized_extensions(ClassDB.instantiate(type)).has("tres"):
-		return "%s cannot be saved as a .tres file" % type
 	return ""
 
 
