@@ -1,6 +1,6 @@
 """Where people install Godot: the places per platform, as data, and the executables found there.
 
-Nothing here runs a binary; engine.py probes what this module lists and picks one. Every root is taken
+Nothing here runs a binary; godot.py probes what this module lists and picks one. Every root is taken
 from a `Roots` (platform name, home, system folder, environment), so tests can lay out a Windows or a
 macOS machine under a temporary folder and search it from Linux.
 

@@ -66,7 +66,7 @@ class Starter:
         return self._engine
 
     def pack(self, flavour: str = "safe") -> Path:
-        """Return the settings pack workers start with (built on first use, see engine.settings_pack):
+        """Return the settings pack workers start with (built on first use, see godot.settings_pack):
         "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
         if flavour not in self._packs:
             self._packs[flavour] = engines.settings_pack(self.found_engine(), flavour)
