@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union
 
 import pytest
+from pydantic import Discriminator, Tag, TypeAdapter
 
 from conftest import snapshot
 from godot_bridge import Bridge
-from godot_bridge.requests.models import REPLY_ADAPTER, REQUEST_MODELS
+from godot_bridge.requests.models import REPLIES, REQUEST_MODELS
+from godot_bridge.requests.replies import ErrorReply
 
 CASES = Path(__file__).parent / "cases"
 PLACEHOLDER = "$PROJECT"
@@ -43,6 +45,17 @@ def _matches(expected: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
     assert not missing, f"error message {message!r} lacks {missing}"
     shown = {key: value for key, value in reply["error"].items() if key != "message"}
     return {**reply, "error": {**shown, "message_has": error["message_has"]}}
+
+
+def _kind(reply: Any) -> str:
+    return "error" if reply.get("result") == "error" else str(reply.get("op"))
+
+
+_CHOICES = (Annotated[ErrorReply, Tag("error")], *(Annotated[reply, Tag(op)] for op, reply in REPLIES.items()))
+REPLY_ADAPTER: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union.__getitem__(_CHOICES), Discriminator(_kind)]  # type: ignore[arg-type]
+)
+"""Any reply, validated against its operation's type (an error reply against ErrorReply)."""
 
 
 def _canonical(reply: dict[str, Any]) -> dict[str, Any]:

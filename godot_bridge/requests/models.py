@@ -16,10 +16,8 @@ from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, g
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
     PrivateAttr,
-    Tag,
     TypeAdapter,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -32,7 +30,6 @@ from godot_bridge.requests.replies import (
     Answer,
     ClassInfoReply,
     DuplicateReply,
-    ErrorReply,
     ReadReply,
     SavedReply,
     ShapeReply,
@@ -406,17 +403,6 @@ AnyRequest = Request
 REQUEST_ADAPTER: TypeAdapter[Request] = TypeAdapter(
     Annotated[Union.__getitem__(tuple(REQUEST_MODELS.values())), Field(discriminator="op")]  # type: ignore[arg-type]
 )
-
-
-def _kind(reply: Any) -> str:
-    return "error" if reply.get("result") == "error" else str(reply.get("op"))
-
-
-_REPLY_CHOICES = (Annotated[ErrorReply, Tag("error")], *(Annotated[reply, Tag(op)] for op, reply in REPLIES.items()))
-REPLY_ADAPTER: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union.__getitem__(_REPLY_CHOICES), Discriminator(_kind)]  # type: ignore[arg-type]
-)
-"""Validates any reply against its operation's type (tests hold every reply of the case files to it)."""
 
 
 def request_schema() -> dict[str, Any]:
