@@ -61,9 +61,8 @@ REPLY_ADAPTER: TypeAdapter[Any] = TypeAdapter(
 def _canonical(reply: dict[str, Any]) -> dict[str, Any]:
     """The reply with its echoed members under their own names (it echoes the request's spelling)."""
     model = REQUEST_MODELS.get(str(reply.get("op")))
-    renamed = {variant: member for member, variants in (model.spellings if model else {}).items()
-               for variant in variants}
-    return {renamed.get(key, key): value for key, value in reply.items()}
+    own = model.own_names() if model is not None else {}
+    return {own.get(key, key): value for key, value in reply.items()}
 
 
 @pytest.mark.parametrize("case", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)

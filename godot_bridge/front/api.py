@@ -114,10 +114,7 @@ class Bridge:
 
         if not isinstance(request, Request):
             raise TypeError(f"call() takes a model of godot_bridge.requests.models, not {type(request).__name__}")
-        reply = self.run(request.model_dump(exclude_none=True))
-        if reply["result"] != "ok":
-            raise from_wire(reply["error"])
-        return cast(Typed, reply)
+        return cast(Typed, self._typed(**request.model_dump(exclude_none=True)))
 
     # Each takes the members of its request model (godot_bridge/requests/models.py) as keywords, less `op`, `id` and
     # the variant spellings; tests/test_api.py holds the signatures against the models.

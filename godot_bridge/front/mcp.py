@@ -64,8 +64,8 @@ def _in_tool_names(op: str, reply: dict[str, Any]) -> dict[str, Any]:
     model = REQUEST_MODELS.get(op)
     if model is None or reply.get("result") != "ok":
         return reply
-    renamed = {variant: member for member, variants in model.spellings.items() for variant in variants}
-    return {renamed.get(key, key): value for key, value in reply.items()}
+    own = model.own_names()
+    return {own.get(key, key): value for key, value in reply.items()}
 
 
 def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[types.Tool]:
@@ -73,34 +73,34 @@ def tool_list(project: str | None = None, allow_scripts: bool = False) -> list[t
     schema = request_schema()
     tools = []
     for op, ref in schema["discriminator"]["mapping"].items():
+        model = REQUEST_MODELS[op]
         model_schema = copy.deepcopy(schema["$defs"][ref.rsplit("/", 1)[-1]])
-        variants = [name for names in REQUEST_MODELS[op].spellings.values() for name in names]
-        hidden = [*HIDDEN, *variants, *([] if allow_scripts else ["allow_scripts"])]
+        hidden = [*HIDDEN, *model.own_names(), *([] if allow_scripts else ["allow_scripts"])]
         for name in hidden:
             model_schema["properties"].pop(name, None)
         model_schema.pop("title", None)
         for name, member in model_schema["properties"].items():
             model_schema["properties"][name] = _plain(member)
         required = [name for name in model_schema["required"] if name not in hidden]
-        main_path = "resource_path" if "resource_path" in REQUEST_MODELS[op].spellings else None
+        main_path = "resource_path" if "resource_path" in model.spellings else None
         if main_path is not None and main_path not in required:
             required.append(main_path)
         if project is not None:
             required.remove("project_path")
             model_schema["properties"]["project_path"]["default"] = project
         model_schema["required"] = required
-        example = json.dumps(REQUEST_MODELS[op].example, ensure_ascii=False)
+        example = json.dumps(model.example, ensure_ascii=False)
         tools.append(
             types.Tool(
                 name=op,
-                title=REQUEST_MODELS[op].title,
+                title=model.title,
                 description=f"{model_schema.pop('description')}\n\nExample arguments (with project_path): {example}",
                 input_schema=model_schema,
                 output_schema=_reply_schema(op),
                 annotations=types.ToolAnnotations(
-                    title=REQUEST_MODELS[op].title,
-                    read_only_hint=not REQUEST_MODELS[op].writes(),
-                    destructive_hint=REQUEST_MODELS[op].writes(),  # a write replaces the file at its path
+                    title=model.title,
+                    read_only_hint=not model.writes(),
+                    destructive_hint=model.writes(),  # a write replaces the file at its path
                     idempotent_hint=True,  # the same call again leaves the same files
                     open_world_hint=False,
                 ),

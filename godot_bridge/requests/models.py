@@ -165,6 +165,11 @@ class Request(BaseModel):
         return self
 
     @classmethod
+    def own_names(cls) -> dict[str, str]:
+        """Each variant spelling the model takes, with the member it spells (`path` -> resource_path)."""
+        return {variant: member for member, variants in cls.spellings.items() for variant in variants}
+
+    @classmethod
     def writes(cls) -> bool:
         """Whether the operation writes a file."""
         return any(member.writes for member in cls.files.values())
@@ -177,6 +182,11 @@ class Request(BaseModel):
     def spelled(self, member: str) -> str:
         """Return the name the request gave `member` under (its own name when it was not given)."""
         return self._spelled.get(member, member)
+
+    @property
+    def respelled(self) -> dict[str, str]:
+        """The members the request gave under a variant spelling, each with the name it used."""
+        return dict(self._spelled)
 
     @property
     def path_key(self) -> str | None:

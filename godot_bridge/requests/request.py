@@ -115,16 +115,15 @@ def prepare(item: Any, roots: Roots) -> Job | Reply:
         return refuse(raw, exc)
     try:
         root = roots.resolve(request.project_path)
-        message, files = _engine_message(request, root)
+        message, files, rewrites = _engine_message(request, root)
     except BridgeError as exc:
         return refuse(request, exc)
-    # Set once: the pool asks both several times per request.
-    rewrites = any(member.in_place and getattr(request, key) is not None
-                   for key, member in type(request).files.items())
     return Job(request, root, message, files, request.allow_scripts, rewrites)
 
 
-def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tuple[tuple[str, int], ...]]:
+def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tuple[tuple[str, int], ...], bool]:
+    """The engine's message, each file the request names with its role, and whether the engine
+    rewrites one of them in place (worked out once: the pool asks several times per request)."""
     members = type(request).files
     # Member by member: dumping the model would copy every property value.
     message: dict[str, Any] = {}
@@ -133,10 +132,11 @@ def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tu
         if value is None or key in ("id", "project_path") or key in members:
             continue
         message[key] = value
-    spelled = {member: request.spelled(member) for member in request.spellings if request.spelled(member) != member}
+    spelled = request.respelled
     if spelled:
         message["names"] = spelled
     files: list[tuple[str, int]] = []
+    rewrites = False
     named: dict[str, str] = {}
     """Each real path met so far, with the member that named it."""
     for key, member in members.items():
@@ -149,7 +149,8 @@ def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tu
             raise InvalidPath(f"{field} must differ from {named[real]} (it names the same file)", field=field)
         named[real] = field
         files.append((real, WRITE if member.writes else READ))
-    return message, tuple(files)
+        rewrites = rewrites or member.in_place
+    return message, tuple(files), rewrites
 
 
 def finish(job: Job, answer: dict[str, Any]) -> Reply:
@@ -190,10 +191,8 @@ def _echo(source: Any, every_path: bool = False) -> dict[str, Any]:
     ident = fields.get("id")
     if isinstance(ident, (str, int)) and not isinstance(ident, bool):
         echo["id"] = ident
-    for key in ECHOED_PATHS if every_path else ():
-        value = fields.get(key)
-        if isinstance(value, str):
-            echo[key] = value
+    if every_path:
+        echo.update((key, fields[key]) for key in ECHOED_PATHS if isinstance(fields.get(key), str))
     return echo
 
 
