@@ -17,7 +17,9 @@ const Props = preload("../values/props.gd")
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
 	var name: String = request["class_name"]
-	var why: String = _refusal(name)
+	# A resource class that holds no code; an abstract one (Material, Shape3D) is described for its
+	# inheritors.
+	var why: String = Creating.resource_refusal(name)
 	if not why.is_empty():
 		job.fail(Job.INVALID_TYPE, "class_name %s: %s" % [JSON.stringify(name), why], "class_name")
 		return {}
@@ -33,19 +35,6 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			inheritors.append(type)
 	inheritors.sort()
 	return {"inherits": inherits, "inheritors": inheritors, "properties": _properties(name)}
-
-
-## Why class_info does not describe `name` ("" when it does): it must be a Resource class that
-## holds no code. An abstract one (Material, Shape3D) is described for its inheritors.
-static func _refusal(name: String) -> String:
-	if not ClassDB.class_exists(name):
-		return Creating.refusal(name)
-	if not ClassDB.is_parent_class(name, "Resource"):
-		return "%s is not a Resource: requests make and change resources" % name
-	for code: String in ["Script", "GDExtension"]:
-		if ClassDB.is_parent_class(name, code):
-			return "%s is code, which this tool never writes" % name
-	return ""
 
 
 static func _properties(name: String) -> Array[Dictionary]:
