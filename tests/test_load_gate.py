@@ -19,7 +19,7 @@ from conftest import run_cli
 from godot_bridge.engine import godot as engines
 from godot_bridge.engine import wall
 from godot_bridge.engine.worker import Worker
-from opened import Watched
+from opened import Watched, opened, traced_godot
 
 
 def shader_tres(code: str) -> str:
@@ -246,9 +246,12 @@ def test_only_an_engine_started_trusted_serves_allow_scripts(watched: Watched, g
 
 def test_an_engine_serves_only_the_operations_of_its_ops_folder(watched: Watched, godot_bin: str) -> None:
     # The engine loads ops/<op>.gd by name: a name that is no file there, or that would lead out
-    # of it, is an error reply, and the engine goes on serving.
+    # of it, is an error reply, no script outside ops/ is opened for it (strace says), and the
+    # engine goes on serving.
     engine = engines.probe(godot_bin)
-    argv = engines.worker_argv(engine, watched.project.resolve(), "TOKEN", pack=engines.settings_pack(engine))
+    traced, log = traced_godot(godot_bin, watched.project.parent / "traced", watched.project / ".godot" / "ops.trace")
+    argv = [traced, *engines.worker_argv(engine, watched.project.resolve(), "TOKEN",
+                                         pack=engines.settings_pack(engine))[1:]]
     worker = Worker(lambda token: [*argv[:-3], token, *argv[-2:]], start_timeout=60)
     worker.start()
     try:
@@ -261,6 +264,9 @@ def test_an_engine_serves_only_the_operations_of_its_ops_folder(watched: Watched
         worker.close()
     assert [(reply["ok"], reply["error"]["code"]) for reply in replies] == [(False, "invalid_request")] * 6
     assert all("the engine has no operation" in reply["error"]["message"] for reply in replies)
+    scripts = [path for path in opened(log) if path.endswith(".gd")]
+    assert not [path for path in scripts if "audit.gd" in path or ".." in path], scripts
+    assert sum(path.endswith("/main.gd") for path in scripts) >= 1  # the trace did see the engine's own loads
 
 
 # ----- the second wall (Linux): the kernel confines what an engine opens ---------------------------
