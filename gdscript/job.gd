@@ -53,6 +53,12 @@ var message: String = ""
 var field: String = ""
 ## Whether resources that carry scripts may be loaded (the request's allow_scripts).
 var allow_scripts: bool = false
+## Whether the request is a dry run: its writes are staged and proven, then described in
+## `changes` (Saving.commit) instead of made.
+var dry_run: bool = false
+## A dry run's writes: {path (project-relative), action ("create" | "modify"), before (the old text, or
+## null), after}, or for a binary file {path, action, binary: true}. The bridge makes the diffs.
+var changes: Array[Dictionary] = []
 ## The request's own names for members it gave under another spelling (the bridge sends them:
 ## {"resource_path": "path"}), so that errors speak the request's language.
 var _names: Dictionary = {}
@@ -60,6 +66,7 @@ var _names: Dictionary = {}
 
 func _init(request: Dictionary = {}) -> void:
 	allow_scripts = request.get("allow_scripts", false) == true
+	dry_run = request.get("dry_run", false) == true
 	var names: Variant = request.get("names", {})
 	if typeof(names) == TYPE_DICTIONARY:
 		_names = names

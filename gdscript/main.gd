@@ -107,6 +107,9 @@ func _serve(request: Dictionary) -> Dictionary:
 		framed["error"] = job.to_wire()
 	else:
 		framed["ok"] = true
+		if job.dry_run:
+			reply["dry_run"] = true
+			reply["changes"] = job.changes
 		framed["reply"] = reply
 	return framed
 

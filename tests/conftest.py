@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -100,6 +101,13 @@ def module_bridge(godot_bin: str) -> Iterator[Bridge]:
     """One Bridge, so one warm engine, for a whole test module."""
     with Bridge(godot_bin, timeout=60) as b:
         yield b
+
+
+def file_uid(path: Path) -> str:
+    """The uid:// a text resource's header gives it (what the editor reads), or "" when it has none."""
+    header = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    found = re.search(r' uid="(uid://[a-z0-9]+)"', header)
+    return found.group(1) if found else ""
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Data-driven cases: each file in tests/cases/ is a list of requests and the replies they must get.
 
 A case file is a JSON object: `"about"` (what it shows) and `"steps"`, each `{"request", "reply"}`.
-`"$PROJECT"` in a request stands for the fresh copy of the fixture project the case runs in. An
+`"$PROJECT"` in a request stands for the fresh copy of the fixture project the case runs in, and
+`"$UID"` in a reply for the uid:// the engine drew for a file the case created. An
 expected error may give `"message_has"` (substrings the message must contain) instead of the whole
 `"message"`. Every step whose expected reply is an error also asserts that the project's files are
 byte-for-byte unchanged by it.
@@ -10,6 +11,7 @@ byte-for-byte unchanged by it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Union
 
@@ -23,6 +25,7 @@ from godot_bridge.requests.replies import ErrorReply
 
 CASES = Path(__file__).parent / "cases"
 PLACEHOLDER = "$PROJECT"
+DRAWN_UID = "$UID"
 
 
 def _filled(value: Any, project: Path) -> Any:
@@ -36,7 +39,10 @@ def _filled(value: Any, project: Path) -> Any:
 
 
 def _matches(expected: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
-    """Return `reply` as the case expects to see it: its message checked by substrings if asked."""
+    """Return `reply` as the case expects to see it: its message checked by substrings if asked, a
+    drawn uid as "$UID"."""
+    if expected.get("uid") == DRAWN_UID and re.fullmatch(r"uid://[a-z0-9]{8,13}", str(reply.get("uid"))):
+        reply = {**reply, "uid": DRAWN_UID}
     error = expected.get("error")
     if not (isinstance(error, dict) and "message_has" in error and isinstance(reply.get("error"), dict)):
         return reply

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import snapshot
+from conftest import file_uid, snapshot
 from godot_bridge import Bridge
 from test_duplicate import strip_paths
 
@@ -46,7 +46,8 @@ def _read(bridge: Bridge, project: Path, path: str, depth: int = 8) -> dict[str,
 @pytest.mark.parametrize("cls", sorted(CREATED))
 def test_any_resource_class_is_created_read_back_and_round_trips(bridge: Bridge, project: Path, cls: str) -> None:
     made = _create(bridge, project, cls, f"new/{cls}.tres", CREATED[cls])
-    assert made == {"op": "resource_create", "resource_path": f"new/{cls}.tres", "type": cls, "result": "ok"}
+    assert made == {"op": "resource_create", "resource_path": f"new/{cls}.tres", "type": cls,
+                    "uid": file_uid(project / f"new/{cls}.tres"), "result": "ok"}
     first = _read(bridge, project, f"new/{cls}.tres")
     assert first["type"] == cls and first["properties"]
     # The form a read prints is accepted back: read -> create -> read is identical.
@@ -94,7 +95,7 @@ def test_an_update_changes_only_the_named_lines_of_a_file_the_engine_wrote(bridg
     reply = _update(bridge, project, "mats/m.tres", properties={"roughness": 0.9, "metallic": 0.7},
                     reset=["albedo_color"])
     assert reply == {"op": "resource_update", "resource_path": "mats/m.tres", "type": "StandardMaterial3D",
-                     "changed": ["roughness", "albedo_color"], "result": "ok"}
+                     "uid": made["uid"], "changed": ["roughness", "albedo_color"], "result": "ok"}
     after = (project / "mats/m.tres").read_text()
     assert sorted(_changed_lines(before, after)) == sorted([
         "-roughness = 0.3", "+roughness = 0.9", "-albedo_color = Color(0.2, 0.4, 0.6, 1)"])

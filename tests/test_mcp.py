@@ -17,7 +17,7 @@ import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
-from conftest import REPO
+from conftest import REPO, file_uid
 from godot_bridge.requests.models import REQUEST_MODELS, Request
 
 T = TypeVar("T")
@@ -132,11 +132,15 @@ def test_five_tools_offer_their_members_once_with_one_example_each(godot_bin: st
         assert annotations.idempotent_hint is True
         assert tools[name].output_schema is not None
     # Each tool's output schema has the members of its own replies only.
-    outputs = {name: set(tools[name].output_schema["properties"]) for name in tools}  # type: ignore[index]
+    outputs_of = {name: tools[name].output_schema or {} for name in tools}
+    outputs = {name: set(outputs_of[name]["properties"]) for name in tools}
     assert {"properties", "script"} <= outputs["resource_read"] and "changed" not in outputs["resource_read"]
     assert "changed" in outputs["resource_update"] and "properties" not in outputs["material_create"]
     assert "shape_type" in outputs["shape_create"] and "shape_type" not in outputs["resource_read"]
-    assert sum(len(json.dumps(tool.output_schema)) for tool in listed) < 900 * len(listed)  # no schema repeated
+    # No schema repeated: a tool's output schema has its own reply's definitions only.
+    assert "Change" in json.dumps(outputs_of["material_create"])
+    assert "Change" not in json.dumps(outputs_of["resource_read"])
+    assert sum(len(json.dumps(tool.output_schema)) for tool in listed) < 1500 * len(listed)
     assert tools["resource_read"].annotations and tools["resource_read"].annotations.read_only_hint
     assert sum(len(tool.description or "") for tool in listed) < 2500
 
@@ -187,7 +191,8 @@ def test_material_create_then_resource_read(godot_bin: str, project: Path) -> No
 
     created, read = drive(godot_bin, scenario)
     assert ok(created) == {"op": "material_create", "resource_path": "materials/red.tres",
-                           "type": "StandardMaterial3D", "result": "ok"}
+                           "type": "StandardMaterial3D", "uid": file_uid(project / "materials/red.tres"),
+                           "result": "ok"}
     assert (project / "materials" / "red.tres").is_file()
     reply = ok(read)
     assert reply["op"] == "resource_read" and reply["id"] == 7 and reply["type"] == "StandardMaterial3D"
@@ -218,7 +223,7 @@ def test_shape_create_saves_a_shape(godot_bin: str, project: Path) -> None:
 
     created, read = drive(godot_bin, scenario)
     assert ok(created) == {"op": "shape_create", "shape_type": "BoxShape3D", "save_path": "shapes/box.tres",
-                           "result": "ok"}
+                           "uid": file_uid(project / "shapes/box.tres"), "result": "ok"}
     reply = ok(read)
     assert reply["type"] == "BoxShape3D" and reply["properties"]["size"] == [1, 2, 3]
 
@@ -233,7 +238,7 @@ def test_style_box_create_saves_a_style_box(godot_bin: str, project: Path) -> No
 
     created, read = drive(godot_bin, scenario)
     assert ok(created) == {"op": "style_box_create", "resource_path": "ui/panel.tres", "type": "StyleBoxFlat",
-                           "result": "ok"}
+                           "uid": file_uid(project / "ui/panel.tres"), "result": "ok"}
     properties = ok(read)["properties"]
     assert properties["border_width_top"] == 3
     assert properties["bg_color"] == pytest.approx([0x33 / 255, 0x66 / 255, 0x99 / 255, 1], abs=1e-6)
@@ -251,6 +256,7 @@ def test_resource_duplicate_overrides_one_property_and_keeps_the_rest(godot_bin:
     duplicated, read = drive(godot_bin, scenario)
     assert ok(duplicated) == {"op": "resource_duplicate", "source_path": "materials/base.tres",
                               "dest_path": "materials/variant.tres", "type": "StandardMaterial3D",
+                              "uid": file_uid(project / "materials/variant.tres"),
                               "result": "ok"}
     properties = ok(read)["properties"]
     assert properties["roughness"] == 0.9

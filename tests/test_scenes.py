@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import snapshot
+from conftest import file_uid, snapshot
 from godot_bridge import Bridge
 
 SCENE = "scenes/level.tscn"
@@ -87,7 +87,8 @@ def test_attaching_a_saved_shape_references_the_file_and_changes_nothing_else(
                    save_path="shapes/trigger.tres", node_path="Trigger/TriggerShape")
 
     assert reply == {"op": "shape_create", "shape_type": "CapsuleShape3D", "save_path": "shapes/trigger.tres",
-                     "scene_path": SCENE, "node_path": "Trigger/TriggerShape", "result": "ok"}
+                     "uid": file_uid(project / "shapes/trigger.tres"), "scene_path": SCENE,
+                     "node_path": "Trigger/TriggerShape", "result": "ok"}
     for marker in MARKERS:
         assert not (project / marker).exists(), f"a scene script ran while editing: {marker}"
     after_files = snapshot(project)

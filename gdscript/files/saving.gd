@@ -10,7 +10,9 @@ extends RefCounted
 ## stays, and so does the old file.
 ##
 ## Several files are written together or not at all: stage() each (written and proven beside its
-## target), then commit() them; save() and write_bytes() do both for one file.
+## target), then commit() them; save() and write_bytes() do both for one file. A dry run (job.dry_run)
+## does every step but the renames: commit() describes each write in job.changes, then removes its
+## temp file and the folders it made, so the project is left as it was.
 ##
 ## Why load the file back: the engine's savers do not see a write that fails at close (the file is
 ## flushed by fclose, whose result the engine ignores), so on a nearly full disk ResourceSaver.save
@@ -19,19 +21,25 @@ extends RefCounted
 
 const AtomicWrite = preload("atomic_write.gd")
 const Job = preload("../job.gd")
+## The key of _fix_ids()'s count of ext_resources (no id or resource is a number).
+const _EXTERNAL: int = 0
 const Gate = preload("../safety/gate.gd")
 const Paths = preload("../safety/paths.gd")
+const Ids = preload("../formats/ids.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
 static var _ext_line: RegEx = RegEx.create_from_string('(?m)^\\[ext_resource ([^\\n]*?)path="([^"]+)"([^\\n]*)\\]$')
 
 
 ## Save `resource` as res:// `path`; `where` names the request member for errors, `member` the
-## one whose values `values_set` (name -> value) the request set.
+## one whose values `values_set` (name -> value) the request set. Return the file's uid:// ("" once
+## the job has failed).
 static func save(
 	resource: Resource, path: String, job: Job, where: String, values_set: Dictionary = {}, member: String = ""
-) -> void:
-	commit([stage(resource, path, job, where, values_set, member)], job)
+) -> String:
+	var write: Dictionary = stage(resource, path, job, where, values_set, member)
+	commit([write], job)
+	return "" if job.failed() else write["uid"]
 
 
 ## Put `bytes` in place of the file at res:// `path`, the same way.
@@ -49,11 +57,9 @@ static func stage(
 	if job.failed():
 		return {}
 	# A file that is not there yet has no uid to keep (three file checks, ~40 us, saved per create).
-	var uid: String = uid_of(write["real"]) if write["old"] != null else ""
+	var uid: String = Ids.uid_of(write["real"]) if write["old"] != null else ""
 	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
-	if resource.resource_path == path:
-		# Rewriting the file it was loaded from (a new resource names no file with ids to keep).
-		_lend_ext_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
+	_fix_ids(resource, path, ProjectSettings.localize_path(write["temp"]), {})
 	var err: Error = ResourceSaver.save(resource, write["temp"])
 	if err == OK:
 		err = _stamp(write["temp"], write["uid"])
@@ -93,6 +99,12 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 				),
 				write["where"]
 			)
+	if job.dry_run and not job.failed():
+		for write: Dictionary in writes:
+			job.changes.append(_change(write))
+		for i: int in range(writes.size() - 1, -1, -1):
+			_drop(writes[i])
+		return
 	var renamed: int = 0
 	while not job.failed() and renamed < writes.size():
 		var write: Dictionary = writes[renamed]
@@ -111,51 +123,42 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 			_drop(writes[i])
 
 
-## Give every file `owner` names the ext_resource id it has in the file at `path` also for the temp
-## file `temp`: the saver looks ids up by the path it writes to, and would number them anew for a
-## temp file, so that rewriting a file renumbered every ext_resource (a diff of every reference).
-## Embedded resources are walked (they name files too); `seen` ends cycles.
-static func _lend_ext_ids(owner: Object, path: String, temp: String, seen: Dictionary) -> void:
-	seen[owner] = true
+## Give every resource `owner` holds the id the saver is to write it under in the temp file `temp`
+## for res:// `path`, where the saver would draw one at random: a file it names (ext_resource) keeps
+## the id the file at `path` gave it (the saver looks ids up by the path it writes to, so it would
+## number them anew for a temp file: a diff of every reference), and a new one or a new embedded
+## resource gets one drawn from `path` (formats/ids.gd), so the same request writes the same file.
+## Ids a loaded file gave its sub-resources stay. `ids` holds each resource met and each id taken.
+static func _fix_ids(owner: Object, path: String, temp: String, ids: Dictionary) -> void:
+	ids[owner] = true
 	for info: Dictionary in owner.get_property_list():
 		if info["usage"] & PROPERTY_USAGE_STORAGE != 0:
-			_lend_ids_in(owner.get(info["name"]), path, temp, seen)
+			_fix_ids_in(owner.get(info["name"]), path, temp, ids)
 
 
-static func _lend_ids_in(value: Variant, path: String, temp: String, seen: Dictionary) -> void:
-	if value is Resource and not seen.has(value):
+static func _fix_ids_in(value: Variant, path: String, temp: String, ids: Dictionary) -> void:
+	if value is Resource and not ids.has(value):
+		ids[value] = true
 		var file: String = value.resource_path
 		if file.is_empty() or file.contains("::"):
-			_lend_ext_ids(value, path, temp, seen)
-		elif not value.get_id_for_path(path).is_empty():
-			value.set_id_for_path(temp, value.get_id_for_path(path))
+			if value.resource_scene_unique_id.is_empty():
+				value.resource_scene_unique_id = Ids.drawn(value.get_class() + "_", path, ids)
+			ids[value.resource_scene_unique_id] = true
+			_fix_ids(value, path, temp, ids)
+			return
+		var id: String = value.get_id_for_path(path)
+		if id.is_empty() or ids.has(id):
+			ids[_EXTERNAL] = ids.get(_EXTERNAL, 0) + 1
+			id = Ids.drawn("%d_" % ids[_EXTERNAL], path, ids)
+		ids[id] = true
+		value.set_id_for_path(temp, id)
 	elif value is Array:
 		for item: Variant in value:
-			_lend_ids_in(item, path, temp, seen)
+			_fix_ids_in(item, path, temp, ids)
 	elif value is Dictionary:
 		for key: Variant in value:
-			_lend_ids_in(key, path, temp, seen)
-			_lend_ids_in(value[key], path, temp, seen)
-
-
-## The uid:// text of the file at `path` (a text resource, or an asset's .import / .uid file), or "".
-static func uid_of(path: String) -> String:
-	for candidate: String in [path + ".import", path + ".uid", path]:
-		if not FileAccess.file_exists(candidate):
-			continue
-		var file: FileAccess = FileAccess.open(candidate, FileAccess.READ)
-		if file == null:
-			return ""
-		var head: String = file.get_buffer(4096).get_string_from_utf8()
-		var at: int = head.find("uid://")
-		if at < 0 or candidate == path and not head.begins_with("[gd_"):
-			return ""
-		return (
-			head.substr(at, head.find('"', at) - at).strip_edges()
-			if head.find('"', at) > 0
-			else head.substr(at).strip_edges()
-		)
-	return ""
+			_fix_ids_in(key, path, temp, ids)
+			_fix_ids_in(value[key], path, temp, ids)
 
 
 # ----- the steps of a write ---------------------------------------------------------------------
@@ -356,6 +359,20 @@ static func _drop(write: Dictionary) -> void:
 	_remove_folders(write["made"])
 
 
+## What a staged write would change, for a dry run's reply (see Job.changes).
+static func _change(write: Dictionary) -> Dictionary:
+	var change: Dictionary = {
+		"path": Paths.to_res(write["real"]).trim_prefix("res://"),
+		"action": "create" if write["old"] == null else "modify",
+	}
+	if write["real"].get_extension().to_lower() in ["res", "scn"]:
+		change["binary"] = true
+	else:
+		change["before"] = null if write["old"] == null else write["old"].get_string_from_utf8()
+		change["after"] = FileAccess.get_file_as_string(write["temp"])
+	return change
+
+
 ## Put back what a committed write replaced: its old bytes (and permissions), or no file and none
 ## of the folders it made. Atomic like the write it undoes.
 static func _undo(write: Dictionary) -> void:
@@ -379,7 +396,7 @@ static func _stamp(temp: String, uid: String) -> Error:
 	var patched: String = ""
 	var last: int = 0
 	for found: RegExMatch in _ext_line.search_all(body):
-		var target_uid: String = uid_of(found.get_string(2))
+		var target_uid: String = Ids.uid_of(found.get_string(2))
 		if target_uid.is_empty() or found.get_string(0).contains(' uid="'):
 			continue
 		patched += body.substr(last, found.get_start() - last)

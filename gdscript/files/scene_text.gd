@@ -9,11 +9,11 @@ extends RefCounted
 ## the scene's uid. Sections and properties are found by the same reader of the format that the load
 ## gate uses (text_format.gd), so a string or a comment that looks like a section is never taken for one.
 
+const Ids = preload("../formats/ids.gd")
 const Job = preload("../job.gd")
 const Scan = preload("../formats/scan.gd")
 const TextFormat = preload("../formats/text_format.gd")
 
-const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 static var _load_steps: RegEx = RegEx.create_from_string(" load_steps=(\\d+)")
 static var _reference: RegEx = RegEx.create_from_string('^(Ext|Sub)Resource\\("([^"]*)"\\)$')
 
@@ -318,17 +318,12 @@ static func _steps_fixed(content: String) -> String:
 	return header.replace(found.get_string(0), " load_steps=%d" % resources) + content.substr(newline)
 
 
+## A new section id, not taken by any section of the scene (and the same for the same scene).
 func _new_id(prefix: String) -> String:
 	var taken: Dictionary = {}
 	for section: Dictionary in sections:
 		taken[section["attrs"].get("id", "")] = true
-	while true:
-		var id: String = prefix
-		for i: int in 5:
-			id += _ID_CHARS[randi() % _ID_CHARS.length()]
-		if not taken.has(id):
-			return id
-	return ""
+	return Ids.drawn(prefix, text.sha256_text(), taken)
 
 
 func _first(kind: String) -> Dictionary:

@@ -33,9 +33,10 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			return {}
 		material.set("shader", shader)
 	var values: Dictionary = Props.apply(material, request.get("properties", {}), job, "properties")
+	var uid: String = ""
 	if not job.failed():
-		Saving.save(material, request["resource_path"], job, job.named("resource_path"), values, "properties")
-	return {"type": type}
+		uid = Saving.save(material, request["resource_path"], job, job.named("resource_path"), values, "properties")
+	return {"type": type, "uid": uid}
 
 
 ## Every class material_create accepts.

@@ -11,6 +11,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var made: Array = Creating.make(
 		request["resource_type"], request.get("properties", {}), job, "resource_type", "properties"
 	)
+	var uid: String = ""
 	if not job.failed():
-		Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")
-	return {"type": request["resource_type"]}
+		uid = Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")
+	return {"type": request["resource_type"], "uid": uid}

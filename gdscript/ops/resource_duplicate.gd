@@ -25,9 +25,10 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if request.get("deep_copy", false):
 		_embed_nested(copy, {})
 	var values: Dictionary = Props.apply(copy, request.get("property_overrides", {}), job, "property_overrides")
+	var uid: String = ""
 	if not job.failed():
-		Saving.save(copy, request["dest_path"], job, "dest_path", values, "property_overrides")
-	return {"type": copy.get_class()}
+		uid = Saving.save(copy, request["dest_path"], job, "dest_path", values, "property_overrides")
+	return {"type": copy.get_class(), "uid": uid}
 
 
 ## Replace every resource file that `owner` names by a path-less copy of its own, recursively, so

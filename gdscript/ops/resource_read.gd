@@ -4,6 +4,8 @@ extends RefCounted
 const Job = preload("../job.gd")
 const Props = preload("../values/props.gd")
 const Resources = preload("../values/resources.gd")
+const Paths = preload("../safety/paths.gd")
+const Ids = preload("../formats/ids.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
@@ -17,8 +19,10 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	else:
 		properties = Props.stored(resource, depth, {resource: true}, request.get("include_defaults", false))
 	var script: Script = resource.get_script()
+	var uid: String = Ids.uid_of(Paths.real(request["resource_path"]))
 	return {
 		"type": resource.get_class(),
+		"uid": uid if not uid.is_empty() else null,
 		"script": script.resource_path if script != null else null,
 		"properties": properties,
 	}

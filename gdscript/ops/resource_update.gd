@@ -43,7 +43,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var values: Dictionary = Props.apply(resource, properties, job, "properties")
 	if job.failed():
 		return {}
-	Saving.save(resource, request["resource_path"], job, job.named("resource_path"), values, "properties")
+	var uid: String = Saving.save(
+		resource, request["resource_path"], job, job.named("resource_path"), values, "properties"
+	)
 	# Every stored property that changed, the ones named first: setting one property can change
 	# another, also inside an embedded resource (stencil_outline_thickness moves the grow_amount of
 	# the outline material the engine keeps in next_pass: "next_pass.grow_amount").
@@ -55,7 +57,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		# A resource that is new as a whole is one change, not one per member.
 		if not changed.any(func(parent: String) -> bool: return name.begins_with(parent + ".")):
 			changed.append(name)
-	return {"type": resource.get_class(), "changed": changed}
+	return {"type": resource.get_class(), "uid": uid, "changed": changed}
 
 
 ## The value of every property `resource` stores, by name, and those of the resources embedded in

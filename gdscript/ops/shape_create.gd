@@ -44,7 +44,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			Saving.stage_bytes(scene.path, scene.checked_bytes(edited, saved, job, "scene_path"), job, "scene_path")
 		)
 	Saving.commit(writes, job)
-	return {}
+	return {"uid": writes[0]["uid"]} if not saved.is_empty() and not job.failed() else {}
 
 
 ## "Shape3D" or "Shape2D" for a listed shape class, "" for anything else.

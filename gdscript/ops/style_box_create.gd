@@ -20,6 +20,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		)
 		return {}
 	var made: Array = Creating.make(type, request.get("properties", {}), job, "style_type", "properties")
+	var uid: String = ""
 	if not job.failed():
-		Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")
-	return {"type": type}
+		uid = Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")
+	return {"type": type, "uid": uid}

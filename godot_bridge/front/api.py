@@ -162,6 +162,7 @@ class Bridge:
         properties: dict[str, Any] | None = None,
         shader_path: StrPath | None = None,
         allow_scripts: bool = False,
+        dry_run: bool = False,
     ) -> SavedReply:
         """Create a material and save it as a .tres file (replacing one that is there).
 
@@ -175,9 +176,10 @@ class Bridge:
                 path or {"type", "properties"}.
             shader_path: ShaderMaterial only: the .gdshader assigned before the properties.
             allow_scripts: Allow loading resources that carry a script.
+            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: `resource_path` and `type` of the file written.
+            The reply: `resource_path`, `type` and `uid` of the file written.
 
         Raises:
             UnknownProperty, InvalidType, InvalidValue, SaveFailed, ... : the `BridgeError` of the
@@ -185,7 +187,7 @@ class Bridge:
         """
         reply = self._typed("material_create", project_path=project_path, material_type=material_type,
                             resource_path=resource_path, properties=properties, shader_path=shader_path,
-                            allow_scripts=allow_scripts)
+                            allow_scripts=allow_scripts, dry_run=dry_run)
         return cast("SavedReply", reply)
 
     def shape_create(
@@ -198,6 +200,7 @@ class Bridge:
         scene_path: StrPath | None = None,
         node_path: str | None = None,
         allow_scripts: bool = False,
+        dry_run: bool = False,
     ) -> ShapeReply:
         """Create a collision shape; save it (`save_path`) and/or assign it to a scene's node.
 
@@ -209,16 +212,17 @@ class Bridge:
             scene_path: A scene (.tscn) whose node gets the shape; `node_path` names the node.
             node_path: The CollisionShape2D/3D node of that scene (required with `scene_path`).
             allow_scripts: Allow loading a scene or resources that carry a script.
+            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: `shape_type`, and the `save_path`, `scene_path` and `node_path` given.
+            The reply: `shape_type`, the `save_path` (and its `uid`), `scene_path` and `node_path` given.
 
         Raises:
             NodeNotFound, IncompatibleNode, InvalidValue, ... : the `BridgeError` of the error reply.
         """
         reply = self._typed("shape_create", project_path=project_path, shape_type=shape_type,
                             shape_params=shape_params, save_path=save_path, scene_path=scene_path,
-                            node_path=node_path, allow_scripts=allow_scripts)
+                            node_path=node_path, allow_scripts=allow_scripts, dry_run=dry_run)
         return cast("ShapeReply", reply)
 
     def style_box_create(
@@ -229,6 +233,7 @@ class Bridge:
         *,
         properties: dict[str, Any] | None = None,
         allow_scripts: bool = False,
+        dry_run: bool = False,
     ) -> SavedReply:
         """Create a UI style box and save it as a .tres file.
 
@@ -238,15 +243,17 @@ class Bridge:
             resource_path: Where to save, a .tres file relative to the project (or res://).
             properties: Set after creation, name -> value (as for `material_create`).
             allow_scripts: Allow loading resources that carry a script.
+            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: `resource_path` and `type` of the file written.
+            The reply: `resource_path`, `type` and `uid` of the file written.
 
         Raises:
             UnknownProperty, InvalidType, InvalidValue, ... : the `BridgeError` of the error reply.
         """
         reply = self._typed("style_box_create", project_path=project_path, style_type=style_type,
-                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts,
+                            dry_run=dry_run)
         return cast("SavedReply", reply)
 
     def resource_duplicate(
@@ -258,6 +265,7 @@ class Bridge:
         property_overrides: dict[str, Any] | None = None,
         deep_copy: bool = False,
         allow_scripts: bool = False,
+        dry_run: bool = False,
     ) -> DuplicateReply:
         """Copy a saved resource to a new .tres file, with optional property overrides.
 
@@ -268,16 +276,17 @@ class Bridge:
             property_overrides: Properties set on the copy; all others keep the source's values.
             deep_copy: Copy nested resources into the file instead of sharing them.
             allow_scripts: Allow loading resources that carry a script.
+            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: `source_path`, `dest_path` and the copy's `type`.
+            The reply: `source_path`, `dest_path`, the copy's `type` and `uid`.
 
         Raises:
             NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply.
         """
         reply = self._typed("resource_duplicate", project_path=project_path, source_path=source_path,
                             dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
-                            allow_scripts=allow_scripts)
+                            allow_scripts=allow_scripts, dry_run=dry_run)
         return cast("DuplicateReply", reply)
 
     def resource_update(
@@ -288,6 +297,7 @@ class Bridge:
         properties: dict[str, Any] | None = None,
         reset: list[str] | None = None,
         allow_scripts: bool = False,
+        dry_run: bool = False,
     ) -> UpdateReply:
         """Change properties of a saved resource in place; its uid, ids and other lines stay as they are.
 
@@ -298,9 +308,10 @@ class Bridge:
                 shader_parameter/<name>).
             reset: Properties put back to their class default (their lines leave the file).
             allow_scripts: Allow loading resources that carry a script.
+            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: the resource's `type` and `changed`, every stored property that changed
+            The reply: the resource's `type`, `uid` and `changed`, every stored property that changed
             (those set first, then any the engine changed with them).
 
         Raises:
@@ -308,7 +319,7 @@ class Bridge:
             the file is as it was then.
         """
         reply = self._typed("resource_update", project_path=project_path, resource_path=resource_path,
-                            properties=properties, reset=reset, allow_scripts=allow_scripts)
+                            properties=properties, reset=reset, allow_scripts=allow_scripts, dry_run=dry_run)
         return cast("UpdateReply", reply)
 
     def resource_create(
@@ -319,6 +330,7 @@ class Bridge:
         *,
         properties: dict[str, Any] | None = None,
         allow_scripts: bool = False,
+        dry_run: bool = False,
     ) -> SavedReply:
         """Create a resource of any class that holds no code and save it as a .tres file.
 
@@ -328,16 +340,18 @@ class Bridge:
             resource_path: Where to save, a .tres file relative to the project (or res://).
             properties: Set after creation, name -> value (as for `material_create`).
             allow_scripts: Allow loading resources that carry a script.
+            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: `resource_path` and `type` of the file written.
+            The reply: `resource_path`, `type` and `uid` of the file written.
 
         Raises:
             InvalidType (an unknown class, with a suggestion), UnknownProperty, ... : the
             `BridgeError` of the error reply.
         """
         reply = self._typed("resource_create", project_path=project_path, resource_type=resource_type,
-                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts)
+                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts,
+                            dry_run=dry_run)
         return cast("SavedReply", reply)
 
     def _typed(self, op: str, **fields: Any) -> Reply:

@@ -51,11 +51,18 @@ with --allow-scripts."""
 
 def _reply_schema(op: str) -> dict[str, Any]:
     """The output schema of tool `op`: its success reply (requests/replies.py), without generated titles."""
-    schema = TypeAdapter(REPLIES[op]).json_schema()
-    schema.pop("title", None)
-    schema["properties"] = {name: {key: value for key, value in member.items() if key != "title"}
-                            for name, member in schema["properties"].items()}
+    schema: dict[str, Any] = _untitled(TypeAdapter(REPLIES[op]).json_schema())
     return schema
+
+
+def _untitled(schema: Any) -> Any:
+    """`schema` without the titles pydantic makes of every name (a member named "title" stays)."""
+    if isinstance(schema, list):
+        return [_untitled(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: {name: _untitled(member) for name, member in value.items()} if key in ("properties", "$defs")
+            else _untitled(value) for key, value in schema.items() if key != "title"}
 
 
 def _in_tool_names(op: str, reply: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ script there."""
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_args
@@ -96,6 +97,10 @@ class Answers(Generic[R]):
     """Names an operation's success reply type: `class ResourceRead(Request, Answers[ReadReply])`."""
 
 
+_DEFINED: list[type[Request]] = []
+"""Each operation's model, in the order defined (a model that narrows `op` names an operation)."""
+
+
 def _op_required(schema: dict[str, Any]) -> None:
     """A model's `op` defaults to its own name, so that `ResourceRead(project_path=...)` needs no
     `op=`; a request sent as JSON must give it, and its JSON Schema says so."""
@@ -132,6 +137,12 @@ class Request(BaseModel):
         False,
         description="Allow loading resources that carry a script (loading would run its code).",
     )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "op" in inspect.get_annotations(cls):
+            _DEFINED.append(cls)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -171,8 +182,8 @@ class Request(BaseModel):
 
     @classmethod
     def writes(cls) -> bool:
-        """Whether the operation writes a file."""
-        return any(member.writes for member in cls.files.values())
+        """Whether the operation writes files (its model is a Writing one, and takes dry_run)."""
+        return False
 
     @property
     def main_file(self) -> str | None:
@@ -193,6 +204,19 @@ class Request(BaseModel):
         """Return the name the request gave its main file under."""
         main = self.main_file
         return self.spelled(main) if main is not None else None
+
+
+class Writing(Request):
+    """Members every writing operation has."""
+
+    dry_run: bool = Field(
+        False, description="Do everything but change the project: the reply lists each file the request would "
+        "create or modify, with a unified diff, and nothing is written (no import runs either)."
+    )
+
+    @classmethod
+    def writes(cls) -> bool:
+        return True
 
 
 class ResourceRead(Request, Answers[ReadReply]):
@@ -221,7 +245,7 @@ class ResourceRead(Request, Answers[ReadReply]):
     )
 
 
-class MaterialCreate(Request, Answers[SavedReply]):
+class MaterialCreate(Writing, Answers[SavedReply]):
     """Create a material (any Material subclass, or PhysicsMaterial) and save it."""
 
     title: ClassVar[str] = "Create a Godot material"
@@ -253,7 +277,7 @@ class MaterialCreate(Request, Answers[SavedReply]):
         return self
 
 
-class ShapeCreate(Request, Answers[ShapeReply]):
+class ShapeCreate(Writing, Answers[ShapeReply]):
     """Create a collision shape; optionally save it and/or assign it to a scene node."""
 
     title: ClassVar[str] = "Create a collision shape"
@@ -289,7 +313,7 @@ class ShapeCreate(Request, Answers[ShapeReply]):
 
 
 
-class StyleBoxCreate(Request, Answers[SavedReply]):
+class StyleBoxCreate(Writing, Answers[SavedReply]):
     """Create a UI style box and save it."""
 
     title: ClassVar[str] = "Create a UI style box"
@@ -306,7 +330,7 @@ class StyleBoxCreate(Request, Answers[SavedReply]):
     properties: Properties | None = Field(None, description="Properties set after creation: " + VALUES_HELP)
 
 
-class ResourceDuplicate(Request, Answers[DuplicateReply]):
+class ResourceDuplicate(Writing, Answers[DuplicateReply]):
     """Copy a saved resource to a new file, optionally overriding properties on the copy."""
 
     title: ClassVar[str] = "Duplicate a Godot resource"
@@ -327,7 +351,7 @@ class ResourceDuplicate(Request, Answers[DuplicateReply]):
     )
 
 
-class ResourceUpdate(Request, Answers[UpdateReply]):
+class ResourceUpdate(Writing, Answers[UpdateReply]):
     """Change properties of a saved resource in place (its uid, ids and other lines stay as they are)."""
 
     title: ClassVar[str] = "Change a Godot resource"
@@ -358,7 +382,7 @@ class ResourceUpdate(Request, Answers[UpdateReply]):
         return self
 
 
-class ResourceCreate(Request, Answers[SavedReply]):
+class ResourceCreate(Writing, Answers[SavedReply]):
     """Create a resource of any class that holds no code (Gradient, Curve, Environment, Theme, ...) and save it."""
 
     title: ClassVar[str] = "Create any Godot resource"
@@ -402,7 +426,7 @@ def reply_type(model: type[Request]) -> type[Answer]:
     return reply
 
 
-REQUEST_MODELS: dict[str, type[Request]] = {_op(model): model for model in Request.__subclasses__()}
+REQUEST_MODELS: dict[str, type[Request]] = {_op(model): model for model in _DEFINED}
 """Each operation's request model: every model defined above, in that order."""
 OPERATIONS = tuple(REQUEST_MODELS)
 REPLIES: dict[str, type[Answer]] = {op: reply_type(model) for op, model in REQUEST_MODELS.items()}

@@ -24,11 +24,33 @@ class Answer(TypedDict):
     id: NotRequired[Annotated[str | int, Field(description="The request's id, when it had one.")]]
 
 
+class Change(TypedDict):
+    """One file a dry run would create or modify."""
+
+    __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
+
+    path: str
+    """The file, relative to the project."""
+    action: Literal["create", "modify"]
+    diff: str
+    """Unified diff (a/, b/ names; /dev/null for a new file), as the real run would change it."""
+
+
+class Written(Answer):
+    """What every writing operation's success has."""
+
+    dry_run: NotRequired[Annotated[Literal[True], Field(description="Present on a dry run: nothing was changed.")]]
+    changes: NotRequired[Annotated[list[Change], Field(description="A dry run's files, in the order they would be "
+                                                                    "written.")]]
+
+
 class ReadReply(Answer):
     """resource_read: the stored properties of a saved resource."""
 
     resource_path: str
     """The file read, as the request named it."""
+    uid: str | None
+    """The file's uid:// (null for a file that has none, such as one saved before Godot 4.0)."""
     type: str
     """The resource's class."""
     script: str | None
@@ -39,44 +61,52 @@ class ReadReply(Answer):
     depth, as paths below it."""
 
 
-class SavedReply(Answer):
+class SavedReply(Written):
     """material_create, style_box_create and resource_create: the resource made and where it is."""
 
     resource_path: str
     """The file written, as the request named it."""
+    uid: str
+    """The file's uid:// (an overwritten file keeps its own; in a dry run, the one it would get)."""
     type: str
     """The class of the resource written."""
 
 
-class ShapeReply(Answer):
+class ShapeReply(Written):
     """shape_create: the shape made, and where it went."""
 
     shape_type: str
     """The shape class."""
     save_path: NotRequired[str]
     """The file written, when the request gave one."""
+    uid: NotRequired[str]
+    """That file's uid://, when the request gave save_path."""
     scene_path: NotRequired[str]
     """The scene changed, when the request gave one."""
     node_path: NotRequired[str]
     """The node of that scene that holds the shape."""
 
 
-class DuplicateReply(Answer):
+class DuplicateReply(Written):
     """resource_duplicate: the copy written."""
 
     source_path: str
     """The file copied, as the request named it."""
     dest_path: str
     """The copy written, as the request named it."""
+    uid: str
+    """The copy's uid:// (its own: a copy never takes the source's)."""
     type: str
     """The class of the copy."""
 
 
-class UpdateReply(Answer):
+class UpdateReply(Written):
     """resource_update: what changed in the file."""
 
     resource_path: str
     """The file changed, as the request named it."""
+    uid: str
+    """The file's uid:// (kept as it was; a file saved before Godot 4.0 gets one)."""
     type: str
     """The resource's class."""
     changed: list[str]

@@ -13,6 +13,7 @@ name it so: nothing is renamed on the way back.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -66,6 +67,11 @@ class Job:
     rewrites: bool
     """Whether the engine reads, changes and writes back a file (a scene edit, an update in
     place): such a request holds its files' locks while it is in flight (godot_bridge/serving/locks.py)."""
+
+    @property
+    def dry_run(self) -> bool:
+        """Whether it only says what it would write (the engine changes nothing, and imports nothing)."""
+        return bool(getattr(self.request, "dry_run", False))
 
     @property
     def written(self) -> list[str]:
@@ -204,9 +210,26 @@ def _ok(request: AnyRequest, data: dict[str, Any]) -> Reply:
             reply[request.spelled(key)] = value
     if "properties" in data:
         data = {**data, "properties": tidy_floats(data["properties"])}
+    if "changes" in data:
+        data = {**data, "changes": [diffed(change) for change in data["changes"]]}
     reply.update(data)
     reply["result"] = "ok"
     return reply
+
+
+def diffed(change: dict[str, Any]) -> dict[str, Any]:
+    """A dry run's change as the reply gives it: the engine's old and new text made a unified diff,
+    named as git names files (`a/`, `b/`; /dev/null for a file that is not there yet)."""
+    path = change["path"]
+    old = "/dev/null" if change["action"] == "create" else f"a/{path}"
+    if change.get("binary"):
+        diff = f"Binary files {old} and b/{path} differ\n"
+    else:
+        lines = difflib.unified_diff((change.get("before") or "").splitlines(keepends=True),
+                                     change["after"].splitlines(keepends=True), old, f"b/{path}")
+        diff = "".join(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+                       for line in lines)
+    return {"path": path, "action": change["action"], "diff": diff}
 
 
 # ----- decoding and the checks pydantic does not make ------------------------------------------

@@ -189,12 +189,16 @@ class Slot:
                 self.worker = None
                 worker.kill()
             if (answer.get("error") or {}).get("code") == "not_imported":
-                retry, failure = self.pool.starter.import_for(self.root, self._imports_seen, self._stamp)
-                if retry:
-                    again.append(task)
-                    continue
-                if failure is not None:
-                    answer["error"]["message"] += f"; {failure}"
+                if task.job.dry_run:
+                    answer["error"]["message"] += ("; a dry run does not import the project's assets (that would "
+                                                   "change its .godot/ folder): serve one request for real first")
+                else:
+                    retry, failure = self.pool.starter.import_for(self.root, self._imports_seen, self._stamp)
+                    if retry:
+                        again.append(task)
+                        continue
+                    if failure is not None:
+                        answer["error"]["message"] += f"; {failure}"
             self.pool.finish(task, finish(task.job, answer), self)
         self.queue.extendleft(reversed(again))
         if not self.inflight:

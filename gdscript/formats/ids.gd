@@ -1,0 +1,47 @@
+extends RefCounted
+## The ids of resource files: the uid:// a project file has, and the ids of the sections inside one.
+
+const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+## The uid:// text of the file at `path` (a real path, or res://), or "" when it has none. Read from
+## the file that holds it, as the editor reads it (a text resource's header, an imported asset's
+## .import file, a script's or shader's .uid file, a binary resource's header), not from the
+## engine's uid cache: a fresh clone has none.
+static func uid_of(path: String) -> String:
+	for candidate: String in [path + ".import", path + ".uid", path]:
+		if not FileAccess.file_exists(candidate):
+			continue
+		if candidate == path and path.get_extension().to_lower() in ["res", "scn"]:
+			var id: int = ResourceLoader.get_resource_uid(path)
+			return ResourceUID.id_to_text(id) if id != ResourceUID.INVALID_ID else ""
+		var file: FileAccess = FileAccess.open(candidate, FileAccess.READ)
+		if file == null:
+			return ""
+		var head: String = file.get_buffer(4096).get_string_from_utf8()
+		var at: int = head.find("uid://")
+		if at < 0 or candidate == path and not head.begins_with("[gd_"):
+			return ""
+		return (
+			head.substr(at, head.find('"', at) - at).strip_edges()
+			if head.find('"', at) > 0
+			else head.substr(at).strip_edges()
+		)
+	return ""
+
+
+## A new section id, `prefix` and five characters of [a-z0-9] as the engine's own look
+## ("Gradient_x3k9q", "2_ab1cd"), not in `taken`: drawn from `seed` and the ids taken, not at
+## random as the engine draws them, so that the same request writes the same file twice (a dry
+## run's diff is the real run's; a batch run again gives the same files).
+static func drawn(prefix: String, seed: String, taken: Dictionary) -> String:
+	var draw: int = taken.size()
+	while true:
+		var bytes: PackedByteArray = ("%s:%s:%d" % [seed, prefix, draw]).sha256_buffer()
+		var id: String = prefix
+		for i: int in 5:
+			id += _ID_CHARS[bytes[i] % _ID_CHARS.length()]
+		if not taken.has(id):
+			return id
+		draw += 1
+	return ""
