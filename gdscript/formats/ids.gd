@@ -1,6 +1,7 @@
 extends RefCounted
 ## The ids of resource files: the uid:// a project file has, and the ids of the sections inside one.
 
+const _FLAG_UIDS: int = 2
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
@@ -13,8 +14,7 @@ static func uid_of(path: String) -> String:
 		if not FileAccess.file_exists(candidate):
 			continue
 		if candidate == path and path.get_extension().to_lower() in ["res", "scn"]:
-			var id: int = ResourceLoader.get_resource_uid(path)
-			return ResourceUID.id_to_text(id) if id != ResourceUID.INVALID_ID else ""
+			return _binary_uid(path)
 		var file: FileAccess = FileAccess.open(candidate, FileAccess.READ)
 		if file == null:
 			return ""
@@ -30,6 +30,25 @@ static func uid_of(path: String) -> String:
 	return ""
 
 
+## The uid in a binary resource's header, or "". Not ResourceLoader.get_resource_uid(): in 4.6.3 it
+## answers INVALID_ID for a .res whose header holds a uid, unless the engine's uid cache has it.
+static func _binary_uid(path: String) -> String:
+	var file: FileAccess = FileAccess.open(path, FileAccess.READ)
+	if file == null or file.get_buffer(4) != "RSRC".to_ascii_buffer():
+		return ""
+	# Big-endian, real64, major, minor and format as 32-bit numbers, the class name (length, then
+	# as many bytes), the import metadata's offset (64 bits), the flags, the uid.
+	file.big_endian = file.get_32() != 0
+	for i: int in 4:
+		file.get_32()
+	var name_length: int = file.get_32()
+	file.seek(file.get_position() + name_length)
+	file.get_64()
+	var has_uid: bool = file.get_32() & _FLAG_UIDS != 0
+	var id: int = file.get_64()
+	return ResourceUID.id_to_text(id) if has_uid and id >= 0 and not file.eof_reached() else ""
+
+
 ## A new section id, `prefix` and five characters of [a-z0-9] as the engine's own look
 ## ("Gradient_x3k9q", "2_ab1cd"), not in `taken`: drawn from `seed` and the ids taken, not at
 ## random as the engine draws them, so that the same request writes the same file twice (a dry
@@ -37,7 +56,8 @@ static func uid_of(path: String) -> String:
 static func drawn(prefix: String, seed: String, taken: Dictionary) -> String:
 	var draw: int = taken.size()
 	while true:
-		var bytes: PackedByteArray = ("%s:%s:%d" % [seed, prefix, draw]).sha256_buffer()
+		var drawn_from: String = "%s:%s:%d" % [seed, prefix, draw]
+		var bytes: PackedByteArray = drawn_from.sha256_buffer()
 		var id: String = prefix
 		for i: int in 5:
 			id += _ID_CHARS[bytes[i] % _ID_CHARS.length()]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from godot_bridge.errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
-from godot_bridge.requests import paths
+from godot_bridge.requests import paths, uids
 
 if TYPE_CHECKING:
     from godot_bridge.requests.models import AnyRequest
@@ -150,6 +150,8 @@ def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tu
         if value is None:
             continue
         field = request.spelled(key)
+        if value.startswith(uids.PREFIX):
+            value = uids.resolve(root, value, field=field)
         message[key], real = paths.resolve(root, value, field=field, suffixes=member.suffixes)
         if real in named:
             raise InvalidPath(f"{field} must differ from {named[real]} (it names the same file)", field=field)
