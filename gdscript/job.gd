@@ -59,6 +59,9 @@ var dry_run: bool = false
 ## A dry run's writes: {path (project-relative), action ("create" | "modify"), before (the old text, or
 ## null), after}, or for a binary file {path, action, binary: true}. The bridge makes the diffs.
 var changes: Array[Dictionary] = []
+## The atomic batch's journal (an absolute path), where every change to the project is noted
+## before it is made (Saving); "" outside an atomic batch. Set by the bridge, never by a request.
+var journal: String = ""
 ## The request's own names for members it gave under another spelling (the bridge sends them:
 ## {"resource_path": "path"}), so that errors speak the request's language.
 var _names: Dictionary = {}
@@ -67,6 +70,7 @@ var _names: Dictionary = {}
 func _init(request: Dictionary = {}) -> void:
 	allow_scripts = request.get("allow_scripts", false) == true
 	dry_run = request.get("dry_run", false) == true
+	journal = str(request.get("journal", ""))
 	var names: Variant = request.get("names", {})
 	if typeof(names) == TYPE_DICTIONARY:
 		_names = names

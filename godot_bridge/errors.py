@@ -119,6 +119,12 @@ class Skipped(BridgeError):
     code = "skipped"
 
 
+class RolledBack(BridgeError):
+    """A write of an atomic batch that was undone because a later request of the batch failed."""
+
+    code = "rolled_back"
+
+
 def _all_subclasses(cls: type[BridgeError]) -> list[type[BridgeError]]:
     found: list[type[BridgeError]] = []
     for sub in cls.__subclasses__():

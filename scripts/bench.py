@@ -8,6 +8,7 @@ measures, in one run:
   1. baseline: a fresh `godot --headless -s oneshot.gd` per request (how other tools work), on a sample;
   2. `godot-bridge run` per request, on the same sample;
   3. `godot-bridge batch --jobs 1` on the whole batch;
+     and `godot-bridge batch --atomic` on the same (all-or-nothing: one at a time, journalled);
   4. `godot-bridge batch --jobs 2` on the same;
   5. the limit: one engine process running a minimal typed GDScript loop of the same saves and
      loads (`StandardMaterial3D.new()`, its properties set as typed values, `ResourceSaver.save`;
@@ -297,11 +298,13 @@ class Bench:
                                      str(self.scripts / "oneshot.gd"), "--"], as_file=True)
         run = self.per_request([self.cli, "--godot", self.godot, "run"], as_file=False)
         jobs1 = self.batch(1)
+        atomic = self.batch(1, atomic=True)
         jobs2 = self.batch(2)
         minimal = self.loops(1, minimal=True)
         generic = self.loops(1)
         two_loops = self.loops(2)
         rate = {"baseline": baseline["rate"], "run": run["rate"], "batch_jobs_1": jobs1["rate"],
+                "batch_atomic": atomic["rate"],
                 "batch_jobs_2": jobs2["rate"], "minimal_loop": minimal["rate"], "generic_loop": generic["rate"],
                 "two_generic_loops": two_loops["rate"]}
         return {
@@ -314,6 +317,7 @@ class Bench:
                 "batch_jobs_1/minimal_loop": rate["batch_jobs_1"] / rate["minimal_loop"],
                 "batch_jobs_1/generic_loop": rate["batch_jobs_1"] / rate["generic_loop"],
                 "batch_jobs_2/batch_jobs_1": rate["batch_jobs_2"] / rate["batch_jobs_1"],
+                "batch_atomic/batch_jobs_1": rate["batch_atomic"] / rate["batch_jobs_1"],
                 "two_generic_loops/generic_loop": rate["two_generic_loops"] / rate["generic_loop"],
             },
             "seconds_per_request": {"baseline": baseline["mean"], "run": run["mean"],
@@ -322,7 +326,8 @@ class Bench:
                                           "batch_jobs_2": jobs2["bridge_cpu_us"]},
             "engine_peak_rss_mb": {"batch_jobs_1": jobs1["peak_rss"] / 2**20,
                                    "batch_jobs_2": jobs2["peak_rss"] / 2**20},
-            "errors": {"run": run["errors"], "batch_jobs_1": jobs1["errors"], "batch_jobs_2": jobs2["errors"],
+            "errors": {"run": run["errors"], "batch_jobs_1": jobs1["errors"], "batch_atomic": atomic["errors"],
+                       "batch_jobs_2": jobs2["errors"],
                        "minimal_loop": minimal["errors"], "generic_loop": generic["errors"],
                        "two_generic_loops": two_loops["errors"]},
             "loop_inner_seconds": {"minimal": minimal["inner"], "generic": generic["inner"]},
@@ -387,12 +392,13 @@ class Bench:
             errors += done.returncode != 0
         return {"rate": len(times) / sum(times), "mean": statistics.mean(times), "errors": errors}
 
-    def batch(self, jobs: int) -> dict[str, Any]:
-        """The whole batch through `godot-bridge batch --jobs N`; also the bridge process's own CPU
-        time (its engines' not counted) per request."""
+    def batch(self, jobs: int, *, atomic: bool = False) -> dict[str, Any]:
+        """The whole batch through `godot-bridge batch --jobs N` (or `--atomic`); also the bridge
+        process's own CPU time (its engines' not counted) per request."""
         self.clean()
         started = time.perf_counter()
-        proc = subprocess.Popen([self.cli, "--godot", self.godot, "batch", "--jobs", str(jobs), "--no-progress",
+        how = ["--atomic"] if atomic else ["--jobs", str(jobs)]
+        proc = subprocess.Popen([self.cli, "--godot", self.godot, "batch", *how, "--no-progress",
                                  str(self.work / "batch.jsonl")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         peak = PeakRss(proc.pid)
         assert proc.stdout is not None
@@ -494,6 +500,7 @@ def table(r: dict[str, Any]) -> str:
         ("1. fresh engine per request (baseline)", f"{r['sample']}", rate["baseline"]),
         ("2. `godot-bridge run` per request", f"{r['sample']}", rate["run"]),
         ("3. `godot-bridge batch --jobs 1`", f"{r['requests']}", rate["batch_jobs_1"]),
+        ("3a. `godot-bridge batch --atomic`", f"{r['requests']}", rate["batch_atomic"]),
         ("4. `godot-bridge batch --jobs 2`", f"{r['requests']}", rate["batch_jobs_2"]),
         ("5. minimal typed loop, one engine (limit)", f"{r['requests']}", rate["minimal_loop"]),
         ("6. generic plain loop, one engine", f"{r['requests']}", rate["generic_loop"]),
@@ -506,6 +513,7 @@ def table(r: dict[str, Any]) -> str:
         f"- 3/1 = {ratio['batch_jobs_1/baseline']:,.0f}x (target >= 300x)",
         (f"- 3/5 = {ratio['batch_jobs_1/minimal_loop']:.2f} (target >= 0.67); 3/6 = "
          f"{ratio['batch_jobs_1/generic_loop']:.2f}"),
+        f"- 3a/3 = {ratio['batch_atomic/batch_jobs_1']:.2f} (the cost of --atomic)",
         (f"- 4/3 = {ratio['batch_jobs_2/batch_jobs_1']:.2f}; two generic loops reach "
          f"{ratio['two_generic_loops/generic_loop']:.2f}x one on this machine"),
         (f"- `run` {per['run']:.3f} s per request vs baseline {per['baseline']:.3f} s: "

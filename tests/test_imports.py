@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, fresh_clone, run_cli, snapshot
+from conftest import REPO, file_uid, fresh_clone, run_cli, snapshot
 from godot_bridge import Bridge
 from godot_bridge.engine.godot import Engine
 from godot_bridge.serving import imports
@@ -52,7 +52,8 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
     done = run_cli("run", json.dumps(style_box(textured)), godot=godot_bin)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"op": "style_box_create", "resource_path": "ui/panel.tres",
-                                       "type": "StyleBoxTexture", "result": "ok"}
+                                       "type": "StyleBoxTexture", "uid": file_uid(textured / "ui/panel.tres"),
+                                       "result": "ok"}
     assert done.stderr.count(IMPORTING) == 1
     assert (textured / "icons/red.png.import").is_file()
     import_uid = (textured / "icons/red.png.import").read_text().split('uid="', 1)[1].split('"', 1)[0]

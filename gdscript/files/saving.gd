@@ -105,6 +105,11 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 		for i: int in range(writes.size() - 1, -1, -1):
 			_drop(writes[i])
 		return
+	for write: Dictionary in writes:
+		if job.failed():
+			break
+		var old: Variant = Marshalls.raw_to_base64(write["old"]) if write["old"] != null else null
+		_note(job, {"commit": write["real"], "old": old, "mode": write["mode"]})
 	var renamed: int = 0
 	while not job.failed() and renamed < writes.size():
 		var write: Dictionary = writes[renamed]
@@ -206,7 +211,9 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		write["old"] = FileAccess.get_file_as_bytes(real)
 		if not _writable(real, write, job, where):
 			return {}
-	write["made"] = _make_folders(write["folder"], job, where)
+	var missing: Array = _missing_folders(write["folder"], job, where)
+	if not job.failed() and _note(job, {"stage": real, "temp": write["temp"], "folders": missing}):
+		write["made"] = _make_folders(missing, job, where)
 	return {} if job.failed() else write
 
 
@@ -359,6 +366,31 @@ static func _drop(write: Dictionary) -> void:
 	_remove_folders(write["made"])
 
 
+## Note `entry` in the atomic batch's journal (job.journal), if the job has one, before the change
+## it describes is made: a batch cut short is undone from it (godot_bridge/serving/journal.py).
+## Whether it was noted (or there is no journal); else the job has failed, and nothing is to change.
+static func _note(job: Job, entry: Dictionary) -> bool:
+	if job.journal.is_empty():
+		return true
+	var file: FileAccess = FileAccess.open(job.journal, FileAccess.READ_WRITE)
+	var err: Error = FileAccess.get_open_error() if file == null else OK
+	if file != null:
+		entry["pid"] = OS.get_process_id()
+		file.seek_end()
+		file.store_line(JSON.stringify(entry))
+		# Flushed to the system before the change is made: a kill of this process loses nothing.
+		file.flush()
+		err = file.get_error()
+		file.close()
+	if err != OK and err != ERR_FILE_EOF:
+		job.fail(
+			Job.SAVE_FAILED,
+			"the atomic batch's journal could not be written (%s); nothing was written" % Job.error_name(err)
+		)
+		return false
+	return true
+
+
 ## What a staged write would change, for a dry run's reply (see Job.changes).
 static func _change(write: Dictionary) -> Dictionary:
 	var change: Dictionary = {
@@ -409,9 +441,9 @@ static func _stamp(temp: String, uid: String) -> Error:
 	return AtomicWrite.store(temp, (header + patched).to_utf8_buffer())
 
 
-## Make each missing folder down to `folder` (a real path inside the project), one at a time; return
-## those made, outermost first. A file on the way fails the job, and nothing made stays.
-static func _make_folders(folder: String, job: Job, where: String) -> Array:
+## The folders missing down to `folder` (a real path inside the project), outermost first; a file
+## on the way fails the job.
+static func _missing_folders(folder: String, job: Job, where: String) -> Array:
 	var missing: Array = []
 	var probe: String = folder
 	while not Paths.project_dir().dir_exists(probe) and probe.begins_with(Paths.root + "/"):
@@ -424,6 +456,12 @@ static func _make_folders(folder: String, job: Job, where: String) -> Array:
 			return []
 		missing.push_front(probe)
 		probe = _parent(probe)
+	return missing
+
+
+## Make each of the `missing` folders, one at a time; return those made. A failure fails the job,
+## and nothing made stays.
+static func _make_folders(missing: Array, job: Job, where: String) -> Array:
 	var made: Array = []
 	for each: String in missing:
 		var err: Error = Paths.project_dir().make_dir(each)

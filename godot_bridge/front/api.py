@@ -78,12 +78,20 @@ class Bridge:
         (reply,) = self._pool.map([request])
         return reply
 
-    def batch(self, requests: Iterable[Item], *, stop_on_error: bool = False) -> Iterator[Reply]:
+    def batch(self, requests: Iterable[Item], *, stop_on_error: bool = False, atomic: bool = False) -> Iterator[Reply]:
         """Yield the reply to each request, in input order, while the input is still being read.
 
         With `stop_on_error`, every request after the first error reply gets `skipped` and none
         of them runs (they then run one at a time).
+
+        With `atomic`, every write of the batch stays or none does: the requests (on one project)
+        run one at a time, in order, each seeing the writes before it; if one fails, those after it
+        are `skipped`, every write is undone and each request that had written gets `rolled_back`.
+        A batch cut short (the process killed) is undone by the next command on the project. The
+        replies come once the whole batch is served.
         """
+        if atomic:
+            return iter(self._pool.atomic(requests))
         return self._pool.map(requests, stop_on_error=stop_on_error)
 
     def ready(self) -> bool:

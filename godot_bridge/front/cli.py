@@ -77,8 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Serve one request per input line; print one reply per line, "
                                 "in input order.")
     batch.add_argument("file", nargs="?", default="-", help="JSON Lines file, or - (default) for stdin")
-    batch.add_argument("--jobs", "-j", type=int, default=_cores(), metavar="N",
+    batch.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help=f"engine workers serving the batch at once (default: the number of cores, {_cores()})")
+    batch.add_argument("--atomic", action="store_true",
+                       help="all writes of the batch stay, or none: requests run one at a time, in order, on one "
+                            "project; if one fails, every write is undone (rolled_back), also after a kill")
     batch.add_argument("--stop-on-error", action="store_true",
                        help="after the first error, answer the remaining requests with 'skipped' "
                        "(requests then run one at a time, so none after the error runs)")
@@ -200,8 +203,11 @@ def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.atomic and args.jobs not in (None, 1):
+        raise UsageError("--atomic serves the requests one at a time, in order: leave out --jobs")
+    jobs = 1 if args.atomic else args.jobs or _cores()
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()
     want_progress = _want_progress(args.progress)
@@ -209,16 +215,19 @@ def _batch(args: argparse.Namespace) -> int:
     # lines as --jobs. Start no more engines than the batch has lines: a one-line batch needs one,
     # not one per core. From a pipe the count is unknown: one starts now, and the pool starts the
     # others (without waiting for them) once there are requests for them.
-    total = _count_lines(args.file, None if want_progress else args.jobs)
+    total = _count_lines(args.file, None if want_progress else jobs)
     request: Any = _decode(_decoded(first)) if first else None
     progress = _Progress(total, bar=want_progress)
     failed = False
-    with stream, _bridge(args, args.jobs) as bridge:
-        _prewarm(bridge, request, min(args.jobs, total) if total is not None else 1)
+    with stream, _bridge(args, jobs) as bridge:
+        if not args.atomic:
+            # An atomic batch starts its engines once it has begun its journal.
+            _prewarm(bridge, request, min(jobs, total) if total is not None else 1)
         out = sys.stdout
         lines: Iterable[Any] = itertools.chain([request] if first else [], _request_lines(stream))
         try:
-            for line, reply in enumerate(bridge.batch(lines, stop_on_error=args.stop_on_error), 1):
+            replies = bridge.batch(lines, stop_on_error=args.stop_on_error, atomic=args.atomic)
+            for line, reply in enumerate(replies, 1):
                 failed = failed or reply["result"] != "ok"
                 if reply["result"] == "error" and reply["error"]["code"] == "invalid_json":
                     reply["error"]["message"] = f"line {line}: {reply['error']['message']}"

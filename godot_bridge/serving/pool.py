@@ -45,8 +45,10 @@ from pathlib import Path
 from types import TracebackType
 
 from godot_bridge.engine.worker import Inbox, Worker
-from godot_bridge.errors import Skipped
+from godot_bridge.errors import InvalidRequest, RolledBack, Skipped
 from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, prepare, refuse
+from godot_bridge.serving import journal
+from godot_bridge.serving.journal import Journal
 from godot_bridge.serving.slot import SKIPPED, Slot, Task
 from godot_bridge.serving.starter import ArgvFor, Settings, Starter
 
@@ -117,6 +119,11 @@ class Pool:
         self._stop_on_error = False
         self._stopped = False
         self._cancelled = False
+        self._atomic = False
+        self._journal: Journal | None = None
+        """The journal of the atomic batch being served, from its first request on."""
+        self._atomic_writes: set[int] = set()
+        """The requests of the atomic batch that write files (by index): undone, they say so."""
 
     def __enter__(self) -> Pool:
         return self
@@ -214,6 +221,64 @@ class Pool:
             if feeder is not None:
                 feeder.join()
 
+    def atomic(self, items: Iterable[Item]) -> list[Reply]:
+        """Serve `items` all-or-nothing, on one project: return every reply once all are served.
+
+        The requests run one at a time, in order, each seeing the writes of those before it. If
+        one fails, those after it are `skipped`, every write of the batch is undone, and each
+        writing request that had succeeded gets `rolled_back`. Every write is noted in a journal
+        first (godot_bridge/serving/journal.py), so that a batch cut short by a kill is undone by
+        the next command on the project.
+        """
+        self._atomic = True
+        wrote: set[int] = set()
+        self._atomic_writes = wrote
+        try:
+            replies = list(self.map(items, stop_on_error=True))
+        except BaseException:
+            self._end_atomic(None)
+            raise
+        finally:
+            self._atomic = False
+        failed = next((number for number, reply in enumerate(replies, 1) if reply["result"] != "ok"), None)
+        self._end_atomic(failed)
+        if failed is None:
+            return replies
+        cause = replies[failed - 1]["error"]
+        undone = RolledBack(f"undone: request {failed} of the atomic batch failed ({cause['code']}), so none of "
+                            "its writes stayed")
+        return [refuse(reply, undone) if index in wrote and reply["result"] == "ok" else reply
+                for index, reply in enumerate(replies)]
+
+    def _journaled(self, index: int, job: Job) -> Reply | None:
+        """In an atomic batch, give a writing request the batch's journal (begun with its first
+        request, on that request's project); the refusal of a request on another project."""
+        if self._journal is None:
+            self._journal = Journal(job.root)
+            self._journal.begin(time.monotonic() + self.settings.timeout)
+            self.starter.journals[job.root] = self._journal
+            for slot in self._group(job.root):
+                slot.stop()  # its engine may not write the journal: the next one started may
+        if job.root != self._journal.root:
+            return refuse(job.request, InvalidRequest(f"an atomic batch works on one project; this request names "
+                                                      f"{job.root}, the batch {self._journal.root}",
+                                                      field="project_path"))
+        if job.written and not job.dry_run:
+            job.message["journal"] = str(self._journal.path)
+            self._atomic_writes.add(index)
+        return None
+
+    def _end_atomic(self, failed: int | None) -> None:
+        """Keep every write of the atomic batch (`failed` None), or undo them all."""
+        journal, self._journal = self._journal, None
+        if journal is None:
+            return
+        self.starter.journals.pop(journal.root, None)
+        if failed is None:
+            journal.commit()
+        else:
+            journal.rollback()
+
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""
         return bool(self._out) or self._releasable(self._all_slots())
@@ -302,6 +367,8 @@ class Pool:
                                               Skipped(SKIPPED))
             elif not isinstance(prepared, Job):
                 self._results[index] = prepared
+            elif self._atomic and (refused := self._journaled(index, prepared)) is not None:
+                self._results[index] = refused
             else:
                 slot = self._place(prepared)
                 if slot is None:
@@ -334,9 +401,11 @@ class Pool:
         return min(group[:-1], key=lambda slot: slot.pending())
 
     def _group(self, root: Path) -> list[Slot]:
-        """The slots of a project: `jobs` of them, then the one for allow_scripts requests."""
+        """The slots of a project: `jobs` of them, then the one for allow_scripts requests. Before
+        the first, what an atomic batch cut short left on the project is undone."""
         group = self._slots.get(root)
         if group is None:
+            journal.recover(root)
             group = self._slots[root] = [Slot(self, root) for _ in range(self.jobs + 1)]
         return group
 

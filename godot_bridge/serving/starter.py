@@ -14,6 +14,7 @@ from godot_bridge.engine import wall
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
 from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import imports
+from godot_bridge.serving.journal import Journal
 
 IMPORT_PROGRESS_EVERY = 2.0
 """Seconds between two progress lines of an import (and one when the last asset is imported)."""
@@ -58,6 +59,8 @@ class Starter:
         self._imports: dict[Path, int] = {}
         self._import_tried: dict[Path, int | None] = {}
         """Each project's import stamp right after the pool last imported it."""
+        self.journals: dict[Path, Journal] = {}
+        """The journal of the atomic batch being served on a project (godot_bridge/serving/journal.py)."""
 
     def found_engine(self) -> engines.Engine:
         """Return the Godot binary in use, found and version-checked once."""
@@ -83,13 +86,18 @@ class Starter:
             engine, pack = self.found_engine(), self.pack("trusted" if trusted else "safe")
             reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack]
 
+            # The engines of an atomic batch note each change in its journal before they make it.
+            writes = [root, *([self.journals[root].folder] if root in self.journals else [])]
+
             def argv(token: str) -> Sequence[str]:
                 return wall.argv(engines.worker_argv(engine, root, token, pack=pack, trusted=trusted),
-                                 read=reads, write=[root])
+                                 read=reads, write=writes)
         settings = self.settings
         worker = Worker(argv, verbose=settings.verbose, start_timeout=settings.start_timeout,
                         max_requests=settings.max_requests, max_rss=settings.max_rss, inbox=self._inbox)
         worker.launch()
+        if root in self.journals and worker.pid is not None:
+            self.journals[root].engine_started(worker.pid)
         return worker
 
     def imports(self, root: Path) -> int:

@@ -1,0 +1,230 @@
+"""The journal of an atomic batch: every write of the batch lands, or none does, even if the bridge
+is killed half-way.
+
+A rollback journal, as SQLite keeps one. Before the engine changes anything in the project for a
+line of the batch, it appends to the journal what it is about to do (gdscript/files/saving.gd
+`_note()`): "stage" (the temp file it will write and the folders it will make for it), then
+"commit" (the file it will replace, with the bytes it holds now, or none). The journal is a JSON
+Lines file in the user's cache, `~/.cache/godot-bridge/journals/<project hash>/journal.jsonl`,
+beside a lock file that the batch holds from its first line to its end; the engines of an atomic
+batch may write into that one folder, and nowhere else outside the project (engine/wall.py).
+
+- The batch succeeds: the journal is deleted. That unlink is the moment the batch is done.
+- A line fails: the bridge undoes every entry, newest first (a replaced file gets its old bytes
+  back, a created one goes, temp files and the folders made go), then deletes the journal.
+- The bridge dies (SIGKILL, a power cut of the terminal): its lock goes with it. The next
+  godot-bridge command on the project finds the journal, takes the lock, waits for the batch's
+  engines to be gone (each ends within a quarter second of its bridge, engine/worker.py), and
+  undoes it. A line's entry is written and flushed before the change it describes, so the files of
+  the batch are then all as they were before it.
+
+Durability is the operating system's: the entries are flushed to it, not synced to the disk, so a
+kill of the bridge or its engines is covered, a crash of the machine itself is not.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psutil
+
+from godot_bridge.engine.godot import cache_dir
+from godot_bridge.errors import SaveFailed
+
+if TYPE_CHECKING:
+    import filelock
+
+log = logging.getLogger("godot_bridge")
+
+ENGINES_GONE_WITHIN = 5.0
+"""Seconds a recovery waits for a dead batch's engines to end by themselves before it ends them."""
+_POLL = 0.02
+
+
+def folder_of(root: Path) -> Path:
+    """The folder of the journal of the project at `root` (a real path)."""
+    return cache_dir() / "journals" / hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+
+
+class Journal:
+    """The journal of one atomic batch on the project at `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folder = folder_of(root)
+        self.path = self.folder / "journal.jsonl"
+        self._lock: filelock.FileLock | None = None
+
+    def begin(self, deadline: float) -> None:
+        """Take the project's batch lock (another atomic batch on it holds it until it ends; wait
+        until `deadline`), undo what a dead batch left, and start an empty journal."""
+        import filelock
+
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            lock = filelock.FileLock(self.folder / "lock", mode=0o600, thread_local=False)
+            lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        except filelock.Timeout:
+            raise SaveFailed(f"another atomic batch on {self.root} held it until the deadline passed") from None
+        except OSError as exc:
+            raise SaveFailed(f"the journal of the atomic batch could not be made in {self.folder}: "
+                             f"{exc.strerror or exc}") from None
+        self._lock = lock
+        _undo(self.root, self.path)
+        self._append({"project": str(self.root), "bridge": os.getpid()})
+
+    def engine_started(self, pid: int) -> None:
+        """Note an engine that serves the batch: a recovery waits for it to be gone."""
+        with contextlib.suppress(psutil.Error):
+            self._append({"engine": pid, "started": psutil.Process(pid).create_time()})
+
+    def commit(self) -> None:
+        """The batch is done: every write stays."""
+        self.path.unlink(missing_ok=True)
+        self._release()
+
+    def rollback(self) -> list[str]:
+        """Undo every write of the batch; return the files put back or removed (project-relative)."""
+        undone = _undo(self.root, self.path, wait=False)
+        self._release()
+        return undone
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(entry) + "\n")
+
+    def _release(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+
+def recover(root: Path) -> list[str]:
+    """Undo the atomic batch a dead bridge left on the project at `root`, if it left one (a live
+    batch's journal is left alone); return the files put back or removed."""
+    folder = folder_of(root)
+    if not (folder / "journal.jsonl").exists():
+        return []
+    import filelock
+
+    lock = filelock.FileLock(folder / "lock", mode=0o600, thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except (filelock.Timeout, OSError):
+        return []
+    try:
+        undone = _undo(root, folder / "journal.jsonl")
+    finally:
+        lock.release()
+    if undone:
+        log.warning("godot-bridge: an atomic batch on %s was cut short; its writes were undone: %s",
+                    root, ", ".join(undone))
+    return undone
+
+
+def _undo(root: Path, journal: Path, *, wait: bool = True) -> list[str]:
+    """Undo the entries of `journal`, newest first, then delete it. `wait`: its engines may still be
+    running (their bridge died): wait for them to end first."""
+    entries = _entries(journal)
+    if wait:
+        _wait_for_engines([(entry["engine"], entry.get("started")) for entry in entries
+                           if isinstance(entry.get("engine"), int)])
+        # Read again: an engine may have gone on noting (and making) changes until it ended.
+        entries = _entries(journal)
+    undone: list[str] = []
+    for entry in reversed(entries):
+        if "commit" in entry:
+            path = _inside(root, entry["commit"])
+            if path is not None and _put_back(path, entry.get("old"), entry.get("mode", -1)):
+                undone.append(path.relative_to(root).as_posix())
+        elif "stage" in entry:
+            temp = _inside(root, entry.get("temp", ""))
+            if temp is not None:
+                temp.unlink(missing_ok=True)
+            for made in reversed(entry.get("folders", [])):
+                folder = _inside(root, made)
+                if folder is not None:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()  # only if empty: nothing else is ever removed
+    journal.unlink(missing_ok=True)
+    return sorted(set(undone))
+
+
+def _entries(journal: Path) -> list[dict[str, Any]]:
+    try:
+        lines = journal.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    entries: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue  # the last entry, cut short by a kill: the change it announced was not made
+    return entries
+
+
+def _inside(root: Path, path: Any) -> Path | None:
+    """`path` (an absolute real path, as the engine wrote it) if it lies in the project outside
+    .godot/, else None: a journal names nothing else, and nothing else is touched."""
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return None
+    candidate = Path(os.path.realpath(os.path.dirname(path))) / os.path.basename(path)
+    try:
+        relative = candidate.relative_to(root)
+    except ValueError:
+        return None
+    if not relative.parts or relative.parts[0].lower() == ".godot":
+        return None
+    return candidate
+
+
+def _put_back(path: Path, old: Any, mode: Any) -> bool:
+    """Give `path` its old bytes (base64 text; None: no file), atomically; whether it changed."""
+    try:
+        if old is None:
+            if not path.exists():
+                return False
+            path.unlink()
+            return True
+        data = base64.b64decode(old)
+        with contextlib.suppress(FileNotFoundError):
+            if path.read_bytes() == data:
+                return False
+        temp = path.with_name(f".{path.name}.bridge-{os.getpid()}.tmp")
+        temp.write_bytes(data)
+        if isinstance(mode, int) and mode >= 0:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+        return True
+    except OSError as exc:
+        log.warning("godot-bridge: %s could not be put back as it was before the atomic batch: %s", path, exc)
+        return False
+
+
+def _wait_for_engines(engines: list[tuple[int, Any]]) -> None:
+    """Wait until the engines of a dead batch (pid, start time) are gone (each ends within a quarter
+    second of its bridge, when it next writes to the pipe its bridge no longer reads); end those
+    that are not. A pid now held by another process (its start time differs) is left alone, and a
+    zombie is gone (an engine whose bridge died is reaped by whoever adopted it, maybe never)."""
+    deadline = time.monotonic() + ENGINES_GONE_WITHIN
+    for pid, started in engines:
+        try:
+            process = psutil.Process(pid)
+            if process.create_time() != started:
+                continue
+            while process.status() != psutil.STATUS_ZOMBIE:
+                if time.monotonic() >= deadline:
+                    process.kill()
+                    deadline += ENGINES_GONE_WITHIN
+                time.sleep(_POLL)
+        except psutil.Error:
+            continue

@@ -1,0 +1,220 @@
+"""batch --atomic: every write of the batch stays, or none does, also when the bridge is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from conftest import REPO, run_cli
+from godot_bridge import Bridge
+from godot_bridge.serving import journal
+
+
+def lines(project: Path) -> list[dict[str, Any]]:
+    """A batch that creates files in new folders, reads its own writes, edits a scene and a file in place."""
+    at = str(project)
+    return [
+        {"op": "material_create", "project_path": at, "material_type": "StandardMaterial3D",
+         "resource_path": "new/deep/red.tres", "properties": {"albedo_color": "#ff0000"}},
+        {"op": "resource_duplicate", "project_path": at, "source_path": "new/deep/red.tres",
+         "dest_path": "new/blue.tres", "property_overrides": {"albedo_color": "#0000ff"}},
+        {"op": "resource_update", "project_path": at, "resource_path": "materials/base.tres",
+         "properties": {"metallic": 0.9}},
+        {"op": "shape_create", "project_path": at, "shape_type": "BoxShape3D", "shape_params": {"size": [1, 2, 3]},
+         "save_path": "shapes/box.tres", "scene_path": "scenes/level.tscn", "node_path": "Floor/FloorShape"},
+        {"op": "resource_read", "project_path": at, "resource_path": "new/blue.tres"},
+        {"op": "style_box_create", "project_path": at, "style_type": "StyleBoxFlat", "resource_path": "ui/panel.tres",
+         "properties": {"bg_color": "#202830"}},
+        {"op": "resource_update", "project_path": at, "resource_path": "materials/layered.tres",
+         "properties": {"roughness": 0.1}},
+    ]
+
+
+BATCH_FILES = ("new/deep/red.tres", "new/blue.tres", "materials/base.tres", "shapes/box.tres", "scenes/level.tscn",
+               "ui/panel.tres", "materials/layered.tres")
+
+
+def state(root: Path) -> dict[str, bytes | None]:
+    """Every file (bytes, a new file's drawn uid masked) and folder (None) under `root`."""
+    found: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(".godot"):
+            continue
+        found[relative] = re.sub(rb'uid="uid://[a-z0-9]+"', b'uid="?"', path.read_bytes()) if path.is_file() else None
+    return found
+
+
+def write_batch(batch: Path, requests: list[dict[str, Any]]) -> Path:
+    batch.write_text("".join(json.dumps(request) + "\n" for request in requests))
+    return batch
+
+
+def test_an_atomic_batch_failing_on_its_last_line_changes_nothing(
+        project: Path, tmp_path: Path, godot_bin: str) -> None:
+    before = state(project)
+    requests = [*lines(project), {"op": "material_create", "project_path": str(project),
+                                  "material_type": "StandardMaterial3D", "resource_path": "new/last.tres",
+                                  "properties": {"albedo_colour": "#00ff00"}}]
+    done = run_cli("batch", "--atomic", str(write_batch(tmp_path / "batch.jsonl", requests)), godot=godot_bin)
+    assert done.returncode == 1, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    codes = [reply.get("error", {}).get("code", reply["result"]) for reply in replies]
+    # Every line that wrote is undone; the read keeps its reply (it saw the batch's own copy); the
+    # failing line keeps its own error.
+    assert codes == ["rolled_back"] * 4 + ["ok", "rolled_back", "rolled_back", "unknown_property"]
+    assert replies[4]["properties"]["albedo_color"] == [0.0, 0.0, 1.0, 1.0]
+    assert replies[0]["resource_path"] == "new/deep/red.tres" and "request 8" in replies[0]["error"]["message"]
+    assert state(project) == before  # byte for byte, no file or folder created
+    assert not (journal.folder_of(project.resolve()) / "journal.jsonl").exists()
+
+
+def test_an_atomic_batch_that_succeeds_keeps_every_write(project: Path, tmp_path: Path, godot_bin: str) -> None:
+    done = run_cli("batch", "--atomic", str(write_batch(tmp_path / "batch.jsonl", lines(project))), godot=godot_bin)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(json.loads(line)["result"] == "ok" for line in done.stdout.splitlines())
+    assert (project / "shapes/box.tres").is_file() and "metallic = 0.9" in (project / "materials/base.tres").read_text()
+    assert not (journal.folder_of(project.resolve()) / "journal.jsonl").exists()
+
+
+def test_the_python_api_serves_an_atomic_batch(project: Path, bridge: Bridge) -> None:
+    before = state(project)
+    requests = [*lines(project)[:2], {"op": "resource_update", "project_path": str(project),
+                                      "resource_path": "materials/none.tres", "properties": {"metallic": 1}}]
+    replies = list(bridge.batch(requests, atomic=True))
+    assert [reply.get("error", {}).get("code") for reply in replies] == ["rolled_back", "rolled_back", "not_found"]
+    assert state(project) == before
+    assert [reply["result"] for reply in bridge.batch(lines(project)[:2], atomic=True)] == ["ok", "ok"]
+
+
+def test_an_atomic_batch_works_on_one_project(project: Path, tmp_path: Path, godot_bin: str) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "project.godot").write_text("config_version=5\n")
+    requests = [lines(project)[0], {**lines(project)[0], "project_path": str(other)}]
+    done = run_cli("batch", "--atomic", str(write_batch(tmp_path / "batch.jsonl", requests)), godot=godot_bin)
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert replies[1]["error"]["code"] == "invalid_request" and "one project" in replies[1]["error"]["message"]
+    assert replies[0]["error"]["code"] == "rolled_back"
+    assert not (project / "new").exists() and not (other / "new").exists()
+
+
+def test_atomic_refuses_jobs(project: Path, tmp_path: Path) -> None:
+    done = run_cli("batch", "--atomic", "--jobs", "2", str(write_batch(tmp_path / "batch.jsonl", lines(project))))
+    assert done.returncode == 2 and "--atomic" in done.stderr
+
+
+def test_a_journal_names_nothing_outside_its_project(project: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = project.resolve()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine")
+    folder = journal.folder_of(root)
+    folder.mkdir(parents=True)
+    entries = [{"project": str(root)},
+               {"commit": str(outside), "old": None, "mode": -1},
+               {"commit": str(root / ".godot" / "x.tres"), "old": None},
+               {"commit": str(root / "materials/base.tres"), "old": "b2xk", "mode": -1}]
+    (folder / "journal.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in entries) + '{"commit": "/et')
+    assert journal.recover(root) == ["materials/base.tres"]
+    assert outside.read_text() == "mine" and (root / "materials/base.tres").read_bytes() == b"old"
+    assert not (folder / "journal.jsonl").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_an_atomic_batch_killed_at_any_moment_is_all_old_or_all_new(
+        project: Path, tmp_path: Path, godot_bin: str) -> None:
+    """SIGKILL the bridge at 24 moments of the batch's run; after the next command on the project,
+    each time, every file of the batch is as before it, or as after it, all of them."""
+    template = tmp_path / "template"
+    project.rename(template)
+    env = {**os.environ, "GODOT_BIN": godot_bin}
+    old = state(template)
+
+    def fresh(name: str) -> tuple[Path, Path]:
+        copy = tmp_path / name
+        subprocess.run(["cp", "-a", str(template), str(copy)], check=True)
+        return copy, write_batch(tmp_path / f"{name}.jsonl", lines(copy))
+
+    done_copy, done_batch = fresh("done")
+    started = time.monotonic()
+    finished = run_cli("batch", "--atomic", str(done_batch), godot=godot_bin)
+    took = time.monotonic() - started
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    new = state(done_copy)
+    assert {path for path in BATCH_FILES if old.get(path) != new.get(path)} == set(BATCH_FILES)
+
+    # 24 moments: 8 anywhere in the run (before the engine starts, while it writes, after the
+    # end), 16 while it writes: once the journal has its k-th entry (every write notes two, the
+    # temp file and folders it makes, then the file it replaces), and a few milliseconds more.
+    rng = random.Random(20261125)
+    moments: list[tuple[float, int]] = [(rng.uniform(0.05, took * 1.1), 0) for _ in range(8)]
+    moments += [(rng.uniform(0.0, 0.02), rng.randint(3, 2 + 2 * len(BATCH_FILES) + 2)) for _ in range(16)]
+    seen = {"old": 0, "new": 0, "cut": 0}
+    for number, (moment, entries) in enumerate(moments):
+        copy, batch = fresh(f"kill{number}")
+        left = journal.folder_of(copy.resolve()) / "journal.jsonl"
+        bridge = subprocess.Popen([sys.executable, "-m", "godot_bridge", "batch", "--atomic", str(batch)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO)
+        while entries and bridge.poll() is None and (not left.exists() or
+                                                     left.read_text().count("\n") < entries):
+            time.sleep(0.001)
+        time.sleep(moment)
+        bridge.kill()
+        bridge.wait()
+        if left.exists() and '"commit"' in left.read_text():
+            seen["cut"] += 1  # killed with some of its writes made: the next command undoes them
+        after_next = run_cli("run", json.dumps({"op": "resource_read", "project_path": str(copy),
+                                                "resource_path": "materials/base.tres"}), godot=godot_bin)
+        assert after_next.returncode == 0, after_next.stdout + after_next.stderr
+        now = state(copy)
+        whole = "old" if now == old else "new" if now == new else None
+        assert whole is not None, (moment, {path for path in set(now) | set(old) if now.get(path) != old.get(path)})
+        seen[whole] += 1
+        assert not any(str(copy) in " ".join(process.cmdline()) for process in _engines()), "an engine outlived it"
+    # The moments span the batch: kills before it wrote, while it wrote, after its end.
+    assert seen["old"] - seen["cut"] >= 1 and seen["cut"] >= 8 and seen["new"] >= 1, seen
+
+
+def _engines() -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if "main.gd" in " ".join(process.info["cmdline"] or []):
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_a_recovery_waits_for_the_batchs_engine_and_undoes_what_it_did_meanwhile(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine outlives its killed bridge for up to a quarter second, and may make one more write
+    (noted first) meanwhile: the recovery waits for it, then reads the journal again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = project.resolve()
+    made = root / "late.tres"
+    folder = journal.folder_of(root)
+    folder.mkdir(parents=True)
+    notes = folder / "journal.jsonl"
+    notes.write_text(json.dumps({"project": str(root)}) + "\n")
+    late_write = (f"import json, time; time.sleep(0.5); "
+                  f"open({str(notes)!r}, 'a').write(json.dumps({{'commit': {str(made)!r}, 'old': None}}) + '\\n'); "
+                  f"open({str(made)!r}, 'w').write('new')")
+    engine = subprocess.Popen([sys.executable, "-c", late_write])
+    writes = journal.Journal(root)
+    writes.engine_started(engine.pid)
+    assert journal.recover(root) == ["late.tres"]
+    assert engine.poll() is not None and not made.exists()
