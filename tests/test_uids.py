@@ -4,6 +4,7 @@ as the editor resolves it, on a fresh clone (no .godot/) too; replies carry the 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -134,3 +135,11 @@ def test_a_uid_two_files_claim_names_neither(clone: Path, bridge: Bridge) -> Non
                         "properties": {"metallic": 0.0}})
     assert reply["error"]["code"] == "invalid_path", reply
     assert "materials/base.tres and materials/copied.tres" in reply["error"]["message"]
+
+
+def test_a_fifo_named_like_a_resource_does_not_hold_up_the_search(clone: Path, bridge: Bridge) -> None:
+    os.mkfifo(clone / "materials" / "pipe.tres")
+    os.mkfifo(clone / "shaders" / "pipe.gdshader.uid")
+    uid = file_uid(clone / "materials/base.tres")
+    reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": uid})
+    assert reply["result"] == "ok", reply

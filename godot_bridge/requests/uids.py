@@ -79,10 +79,13 @@ def scan(root: Path) -> dict[str, list[str]]:
 def uid_of(path: Path) -> str:
     """The uid:// the editor reads for the file at `path`, or "" when it has none or is unreadable."""
     try:
+        # Regular files only (is_file): a FIFO or a device named like a resource would block or never end.
         for holder, pattern in ((Path(f"{path}.import"), _IMPORT_UID), (Path(f"{path}.uid"), _UID_FILE)):
             if holder.is_file():
                 found = pattern.search(holder.read_bytes()[:4096])
                 return found.group(1).decode() if found else ""
+        if not path.is_file():
+            return ""
         if path.name.endswith(_BINARY_SUFFIXES):
             return _binary_uid(path)
         if path.name.endswith(_TEXT_SUFFIXES):
