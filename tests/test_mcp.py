@@ -17,7 +17,7 @@ import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
-from conftest import REPO, file_uid
+from conftest import REPO, file_uid, snapshot
 from godot_bridge.requests.models import REQUEST_MODELS, Request
 
 T = TypeVar("T")
@@ -178,6 +178,20 @@ def test_schemas_accept_the_spec_examples_and_refuse_wrong_shapes(godot_bin: str
         jsonschema.validate({"resource_path": "a.tres"}, defaulted["material_create"])
     with pytest.raises(jsonschema.ValidationError, match="BoxShape2D"):
         jsonschema.validate({"shape_type": "BoxShape2D"}, defaulted["shape_create"])
+
+
+def test_a_dry_run_through_a_tool_says_what_would_change_and_writes_nothing(godot_bin: str, project: Path) -> None:
+    async def scenario(session: ClientSession) -> types.CallToolResult:
+        return await call(session, "resource_update", project_path=str(project), resource_path="materials/base.tres",
+                          properties={"metallic": 0.25}, dry_run=True)
+
+    before = snapshot(project)
+    reply = ok(drive(godot_bin, scenario))  # the SDK client checked it against the tool's output schema
+    assert reply["dry_run"] is True and reply["changed"] == ["metallic"]
+    (change,) = reply["changes"]
+    assert change["action"] == "modify" and "\n-metallic = 0.5\n" in change["diff"]
+    assert "\n+metallic = 0.25\n" in change["diff"]
+    assert snapshot(project) == before
 
 
 def test_material_create_then_resource_read(godot_bin: str, project: Path) -> None:
