@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -125,7 +126,8 @@ def test_a_journal_names_nothing_outside_its_project(project: Path, tmp_path: Pa
     entries = [{"project": str(root)},
                {"commit": str(outside), "old": None, "mode": -1},
                {"commit": str(root / ".godot" / "x.tres"), "old": None},
-               {"commit": str(root / "materials/base.tres"), "old": "b2xk", "mode": -1}]
+               {"commit": str(root / "materials/base.tres"), "old": "b2xk", "mode": -1,
+                "new": hashlib.sha256((root / "materials/base.tres").read_bytes()).hexdigest()}]
     (folder / "journal.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in entries) + '{"commit": "/et')
     assert journal.recover(root) == ["materials/base.tres"]
     assert outside.read_text() == "mine" and (root / "materials/base.tres").read_bytes() == b"old"
@@ -210,11 +212,75 @@ def test_a_recovery_waits_for_the_batchs_engine_and_undoes_what_it_did_meanwhile
     folder.mkdir(parents=True)
     notes = folder / "journal.jsonl"
     notes.write_text(json.dumps({"project": str(root)}) + "\n")
+    sha = hashlib.sha256(b"new").hexdigest()
     late_write = (f"import json, time; time.sleep(0.5); "
-                  f"open({str(notes)!r}, 'a').write(json.dumps({{'commit': {str(made)!r}, 'old': None}}) + '\\n'); "
-                  f"open({str(made)!r}, 'w').write('new')")
+                  f"open({str(notes)!r}, 'a').write(json.dumps({{'commit': {str(made)!r}, 'old': None, "
+                  f"'new': {sha!r}}}) + '\\n'); open({str(made)!r}, 'w').write('new')")
     engine = subprocess.Popen([sys.executable, "-c", late_write])
     writes = journal.Journal(root)
     writes.engine_started(engine.pid)
     assert journal.recover(root) == ["late.tres"]
     assert engine.poll() is not None and not made.exists()
+
+
+def test_an_atomic_batch_whose_input_fails_is_undone(project: Path, bridge: Bridge) -> None:
+    before = state(project)
+
+    def requests() -> Any:
+        yield from lines(project)[:3]
+        raise OSError("the input broke")
+
+    with pytest.raises(OSError, match="the input broke"):
+        list(bridge.batch(requests(), atomic=True))
+    assert state(project) == before
+    assert not (journal.folder_of(project.resolve()) / "journal.jsonl").exists()
+
+
+def test_an_atomic_batch_waits_for_another_on_the_project_and_says_so(
+        project: Path, tmp_path: Path, godot_bin: str) -> None:
+    other = journal.Journal(project.resolve())
+    other.begin(time.monotonic() + 5)  # another atomic batch, still running
+    try:
+        before = state(project)
+        done = run_cli("--timeout", "1", "batch", "--atomic", str(write_batch(tmp_path / "b.jsonl", lines(project))),
+                       godot=godot_bin)
+        replies = [json.loads(line) for line in done.stdout.splitlines()]
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert replies[0]["error"]["code"] == "save_failed" and "another atomic batch" in replies[0]["error"]["message"]
+        assert {reply["error"]["code"] for reply in replies[1:]} == {"skipped"}
+        assert state(project) == before and other.path.exists()  # the other batch's journal is its own
+    finally:
+        other.commit()
+
+
+def test_an_atomic_batch_serves_no_allow_scripts_request(project: Path, bridge: Bridge) -> None:
+    replies = list(bridge.batch([lines(project)[0], {**lines(project)[2], "allow_scripts": True}], atomic=True))
+    assert [reply["error"]["code"] for reply in replies] == ["rolled_back", "invalid_request"]
+    assert replies[1]["error"]["field"] == "allow_scripts"
+    assert not (project / "new").exists()
+
+
+def test_putting_a_file_back_never_writes_through_a_link(project: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link planted where a temp file would go (a name the bridge could be expected to use) or in
+    place of the file is replaced or left alone, never written through."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = project.resolve()
+    outside = tmp_path / "bashrc"
+    outside.write_text("mine")
+    (root / "a.tres").write_bytes(b"new")
+    for name in (f".a.tres.bridge-{os.getpid()}.tmp", ".a.tres.undo.tmp", ".a.tres.tmp"):
+        (root / name).symlink_to(outside)
+    (root / "b.tres").symlink_to(outside)
+    folder = journal.folder_of(root)
+    folder.mkdir(parents=True)
+    entries = [{"project": str(root)},
+               {"commit": str(root / "a.tres"), "old": "cGF5bG9hZA==", "mode": 0o777,
+                "new": hashlib.sha256(b"new").hexdigest()},
+               {"commit": str(root / "b.tres"), "old": "cGF5bG9hZA==", "mode": 0o777,
+                "new": hashlib.sha256(b"mine").hexdigest()}]
+    (folder / "journal.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    assert journal.recover(root) == ["a.tres", "b.tres"]
+    assert outside.read_text() == "mine" and outside.stat().st_mode & 0o777 != 0o777
+    assert (root / "a.tres").read_bytes() == b"payload" == (root / "b.tres").read_bytes()
+    assert not (root / "b.tres").is_symlink()

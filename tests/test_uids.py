@@ -13,6 +13,7 @@ import pytest
 
 from conftest import REPO, file_uid, fresh_clone, snapshot
 from godot_bridge import Bridge
+from godot_bridge.engine import wall
 from godot_bridge.requests import uids
 from test_imports import png
 
@@ -140,6 +141,25 @@ def test_a_uid_two_files_claim_names_neither(clone: Path, bridge: Bridge) -> Non
 def test_a_fifo_named_like_a_resource_does_not_hold_up_the_search(clone: Path, bridge: Bridge) -> None:
     os.mkfifo(clone / "materials" / "pipe.tres")
     os.mkfifo(clone / "shaders" / "pipe.gdshader.uid")
+    uid = file_uid(clone / "materials/base.tres")
+    reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": uid})
+    assert reply["result"] == "ok", reply
+
+
+def test_a_link_beside_a_file_lends_it_no_uid(clone: Path, godot_bin: str, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no wall keeps the engine from reading outside the project (macOS, Windows; here: off)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("uid://bsecretoutside\n")
+    (clone / "materials/base.tres.uid").symlink_to(secret)
+    monkeypatch.setenv(wall.OFF_VARIABLE, "off")
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "materials/base.tres"})
+    assert reply["result"] == "ok" and "secret" not in json.dumps(reply), reply
+
+
+def test_a_hidden_file_claims_no_uid(clone: Path, bridge: Bridge) -> None:
+    shutil.copy(clone / "materials/base.tres", clone / "materials/.base.tres.1234-5678.tmp.tres")  # a stray temp
     uid = file_uid(clone / "materials/base.tres")
     reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": uid})
     assert reply["result"] == "ok", reply

@@ -110,7 +110,8 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 		if job.failed():
 			break
 		var old: Variant = Marshalls.raw_to_base64(write["old"]) if write["old"] != null else null
-		_note(job, {"commit": write["real"], "old": old, "mode": write["mode"]})
+		var new: String = FileAccess.get_sha256(write["temp"])
+		_note(job, {"commit": write["real"], "old": old, "new": new, "mode": write["mode"]})
 	var renamed: int = 0
 	while not job.failed() and renamed < writes.size():
 		var write: Dictionary = writes[renamed]
@@ -402,7 +403,6 @@ static func _note(job: Job, entry: Dictionary) -> bool:
 	var file: FileAccess = FileAccess.open(job.journal, FileAccess.READ_WRITE)
 	var err: Error = FileAccess.get_open_error() if file == null else OK
 	if file != null:
-		entry["pid"] = OS.get_process_id()
 		file.seek_end()
 		file.store_line(JSON.stringify(entry))
 		# Flushed to the system before the change is made: a kill of this process loses nothing.
@@ -455,7 +455,7 @@ static func _stamp(temp: String, uid: String) -> Error:
 	var patched: String = ""
 	var last: int = 0
 	for found: RegExMatch in _ext_line.search_all(body):
-		var target_uid: String = Ids.uid_of(found.get_string(2))
+		var target_uid: String = Ids.uid_of(Paths.real(found.get_string(2)))
 		if target_uid.is_empty() or found.get_string(0).contains(' uid="'):
 			continue
 		patched += body.substr(last, found.get_start() - last)

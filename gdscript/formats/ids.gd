@@ -2,31 +2,40 @@ extends RefCounted
 ## The ids of resource files: the uid:// a project file has, and the ids of the sections inside one.
 
 const _FLAG_UIDS: int = 2
+## Bytes read of a file to find its uid: a header, never a whole file.
+const _HEAD: int = 4096
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 
+static var _header_uid: RegEx = RegEx.create_from_string('^\\[gd_[a-z]+ [^\\n]*?\\buid="(uid://[a-z0-9]+)"')
+static var _import_uid: RegEx = RegEx.create_from_string('(?m)^uid="(uid://[a-z0-9]+)"')
+static var _uid_file: RegEx = RegEx.create_from_string("^\\s*(uid://[a-z0-9]+)\\s*$")
 
-## The uid:// text of the file at `path` (a real path, or res://), or "" when it has none. Read from
-## the file that holds it, as the editor reads it (a text resource's header, an imported asset's
-## .import file, a script's or shader's .uid file, a binary resource's header), not from the
-## engine's uid cache: a fresh clone has none.
+
+## The uid:// text of the file at `path` (an absolute real path), or "" when it has none. Read from
+## the file that holds it, as the editor reads it (a text resource's header line, an imported
+## asset's .import file, a script's or shader's .uid file, a binary resource's header), not from the
+## engine's uid cache: a fresh clone has none. godot_bridge/requests/uids.py reads them alike.
 static func uid_of(path: String) -> String:
+	var folder: DirAccess = DirAccess.open(path.substr(0, path.rfind("/")))
 	for candidate: String in [path + ".import", path + ".uid", path]:
 		if not FileAccess.file_exists(candidate):
 			continue
+		# The file itself was confined by its caller; a link beside it could lead anywhere, and
+		# what is read here comes back in a reply.
+		if folder == null or folder.is_link(candidate.get_file()):
+			return ""
 		if candidate == path and path.get_extension().to_lower() in ["res", "scn"]:
 			return _binary_uid(path)
 		var file: FileAccess = FileAccess.open(candidate, FileAccess.READ)
 		if file == null:
 			return ""
-		var head: String = file.get_buffer(4096).get_string_from_utf8()
-		var at: int = head.find("uid://")
-		if at < 0 or candidate == path and not head.begins_with("[gd_"):
-			return ""
-		return (
-			head.substr(at, head.find('"', at) - at).strip_edges()
-			if head.find('"', at) > 0
-			else head.substr(at).strip_edges()
-		)
+		var head: String = file.get_buffer(_HEAD).get_string_from_utf8()
+		var pattern: RegEx = _import_uid if candidate.ends_with(".import") else _uid_file
+		if candidate == path:
+			pattern = _header_uid
+			head = head.get_slice("\n", 0)
+		var found: RegExMatch = pattern.search(head)
+		return found.get_string(1) if found != null else ""
 	return ""
 
 

@@ -4,8 +4,8 @@ The editor learns each file's uid when it scans the project: a text resource or 
 its header (`[gd_resource ... uid="uid://..."]`), an imported asset in its `.import` file, a script or
 shader in the `.uid` file beside it (Godot 4.4 on), a binary resource in its header. The engine's own
 table (`.godot/uid_cache.bin`) is that scan's result and is missing from a fresh clone, so the bridge
-reads the files, as the scan does: not in `.godot/` or other hidden folders, nor under a folder
-holding `.gdignore`, nor through linked folders.
+reads the files, as the scan does: no hidden file or folder (`.godot/` among them), nothing under a
+folder holding `.gdignore`, nothing through a linked folder, only the first 4 KB of a file.
 
 A project's table is built on the first uid:// request and kept; a uid it does not hold, or one whose
 file has since taken another uid, sends it back to the files once more. A uid two files claim (a file
@@ -31,6 +31,8 @@ _UIDS_FLAG = 2
 """The binary format's FORMAT_FLAG_UIDS: a uid follows the flags in the header."""
 _UID_CHARS = "abcdefghijklmnopqrstuvwxy012345678"
 """ResourceUID.id_to_text()'s digits: base 34, without z or 9 (found by asking the engine, 4.6.3)."""
+_HEAD = 4096
+"""Bytes read of a file to find its uid: a header, never a whole file (a project may hold huge ones)."""
 _MAX_IDS = 64
 """Projects whose tables are kept (a batch rarely spans more)."""
 
@@ -64,6 +66,8 @@ def scan(root: Path) -> dict[str, list[str]]:
             continue
         dirs[:] = [name for name in dirs if not name.startswith(".") and not os.path.islink(os.path.join(folder, name))]
         for name in files:
+            if name.startswith("."):
+                continue  # hidden, as the editor has it (and the bridge's own temp files)
             if name.endswith((".import", ".uid")):
                 named.add(Path(folder, name.rsplit(".", 1)[0]))
             elif name.endswith(_TEXT_SUFFIXES + _BINARY_SUFFIXES):
@@ -82,7 +86,8 @@ def uid_of(path: Path) -> str:
         # Regular files only (is_file): a FIFO or a device named like a resource would block or never end.
         for holder, pattern in ((Path(f"{path}.import"), _IMPORT_UID), (Path(f"{path}.uid"), _UID_FILE)):
             if holder.is_file():
-                found = pattern.search(holder.read_bytes()[:4096])
+                with holder.open("rb") as file:
+                    found = pattern.search(file.read(_HEAD))
                 return found.group(1).decode() if found else ""
         if not path.is_file():
             return ""
@@ -90,7 +95,7 @@ def uid_of(path: Path) -> str:
             return _binary_uid(path)
         if path.name.endswith(_TEXT_SUFFIXES):
             with path.open("rb") as file:
-                found = _HEADER_UID.match(file.readline(4096))
+                found = _HEADER_UID.match(file.readline(_HEAD))
             return found.group(1).decode() if found else ""
     except OSError:
         return ""
@@ -100,7 +105,7 @@ def uid_of(path: Path) -> str:
 def _binary_uid(path: Path) -> str:
     """The uid in a binary resource's header (ResourceFormatLoaderBinary's layout), or ""."""
     with path.open("rb") as file:
-        head = file.read(4096)
+        head = file.read(_HEAD)
     if head[:4] != b"RSRC" or len(head) < 28:
         return ""
     # Magic, then big-endian, real64, major, minor and format as 32-bit numbers, the class name

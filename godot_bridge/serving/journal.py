@@ -4,10 +4,13 @@ is killed half-way.
 A rollback journal, as SQLite keeps one. Before the engine changes anything in the project for a
 line of the batch, it appends to the journal what it is about to do (gdscript/files/saving.gd
 `_note()`): "stage" (the temp file it will write and the folders it will make for it), then
-"commit" (the file it will replace, with the bytes it holds now, or none). The journal is a JSON
-Lines file in the user's cache, `~/.cache/godot-bridge/journals/<project hash>/journal.jsonl`,
-beside a lock file that the batch holds from its first line to its end; the engines of an atomic
-batch may write into that one folder, and nowhere else outside the project (engine/wall.py).
+"commit" (the file it will replace, with the bytes it holds now or none, and the sha256 of what it
+will hold). The journal is a JSON Lines file in the user's cache,
+`~/.cache/godot-bridge/journals/<project hash>/journal.jsonl`, beside a lock file that the batch
+holds from its first line to its end; the engines of an atomic batch may write that one file, and
+nothing else outside the project (engine/wall.py), and they end before the bridge undoes anything.
+A file is put back only if it still holds what the batch wrote, through a fresh temp file renamed
+over it; only paths inside the project, outside the engine's own files, are touched.
 
 - The batch succeeds: the journal is deleted. That unlink is the moment the batch is done.
 - A line fails: the bridge undoes every entry, newest first (a replaced file gets its old bytes
@@ -30,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,12 +42,15 @@ import psutil
 
 from godot_bridge.engine.godot import cache_dir
 from godot_bridge.errors import SaveFailed
+from godot_bridge.requests import paths
 
 if TYPE_CHECKING:
     import filelock
 
 log = logging.getLogger("godot_bridge")
 
+RECOVERY_WAIT = 60.0
+"""Seconds a command waits for another one that is undoing a batch on the same project."""
 ENGINES_GONE_WITHIN = 5.0
 """Seconds a recovery waits for a dead batch's engines to end by themselves before it ends them."""
 _POLL = 0.02
@@ -92,13 +99,16 @@ class Journal:
         self._release()
 
     def rollback(self) -> list[str]:
-        """Undo every write of the batch; return the files put back or removed (project-relative)."""
-        undone = _undo(self.root, self.path, wait=False)
+        """Undo every write of the batch (its engines have ended); return the files that could not
+        be put back (project-relative): then the journal stays, for the next command to try again."""
+        left = _undo(self.root, self.path, wait=False)[1]
         self._release()
-        return undone
+        return left
 
     def _append(self, entry: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as file:
+        # Never through a link: the engines may write this file (and nothing else outside the project).
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as file:
             file.write(json.dumps(entry) + "\n")
 
     def _release(self) -> None:
@@ -108,31 +118,49 @@ class Journal:
 
 
 def recover(root: Path) -> list[str]:
-    """Undo the atomic batch a dead bridge left on the project at `root`, if it left one (a live
-    batch's journal is left alone); return the files put back or removed."""
+    """Undo the atomic batch a dead bridge left on the project at `root`, if it left one; return the
+    files put back or removed. A live batch's journal is left alone; one that another command is
+    undoing (its bridge is dead, its lock held) is waited for."""
     folder = folder_of(root)
-    if not (folder / "journal.jsonl").exists():
+    journal = folder / "journal.jsonl"
+    if not journal.exists():
         return []
     import filelock
 
     lock = filelock.FileLock(folder / "lock", mode=0o600, thread_local=False)
     try:
-        lock.acquire(timeout=0)
+        lock.acquire(timeout=0 if _owner_alive(journal) else RECOVERY_WAIT)
     except (filelock.Timeout, OSError):
         return []
     try:
-        undone = _undo(root, folder / "journal.jsonl")
+        undone, left = _undo(root, journal)
     finally:
         lock.release()
     if undone:
         log.warning("godot-bridge: an atomic batch on %s was cut short; its writes were undone: %s",
                     root, ", ".join(undone))
+    if left:
+        log.warning("godot-bridge: %s could not be put back as they were before the atomic batch; the next "
+                    "command on the project tries again", ", ".join(left))
     return undone
 
 
-def _undo(root: Path, journal: Path, *, wait: bool = True) -> list[str]:
-    """Undo the entries of `journal`, newest first, then delete it. `wait`: its engines may still be
-    running (their bridge died): wait for them to end first."""
+def _owner_alive(journal: Path) -> bool:
+    """Whether the bridge that began the batch of `journal` still runs (its first entry names it)."""
+    entries = _entries(journal)
+    pid = entries[0].get("bridge") if entries else None
+    if not isinstance(pid, int):
+        return False
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _undo(root: Path, journal: Path, *, wait: bool = True) -> tuple[list[str], list[str]]:
+    """Undo the entries of `journal`, newest first, then delete it, unless a file could not be put
+    back. `wait`: its engines may still be running (their bridge died): wait for them to end first.
+    Return the files put back or removed, and those that could not be (project-relative)."""
     entries = _entries(journal)
     if wait:
         _wait_for_engines([(entry["engine"], entry.get("started")) for entry in entries
@@ -140,22 +168,28 @@ def _undo(root: Path, journal: Path, *, wait: bool = True) -> list[str]:
         # Read again: an engine may have gone on noting (and making) changes until it ended.
         entries = _entries(journal)
     undone: list[str] = []
+    left: list[str] = []
     for entry in reversed(entries):
         if "commit" in entry:
             path = _inside(root, entry["commit"])
-            if path is not None and _put_back(path, entry.get("old"), entry.get("mode", -1)):
-                undone.append(path.relative_to(root).as_posix())
+            if path is None:
+                continue
+            done = _put_back(path, entry.get("old"), entry.get("mode", -1), entry.get("new"))
+            if done is not None:
+                (undone if done else left).append(path.relative_to(root).as_posix())
         elif "stage" in entry:
             temp = _inside(root, entry.get("temp", ""))
             if temp is not None:
-                temp.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    temp.unlink(missing_ok=True)
             for made in reversed(entry.get("folders", [])):
                 folder = _inside(root, made)
                 if folder is not None:
                     with contextlib.suppress(OSError):
                         folder.rmdir()  # only if empty: nothing else is ever removed
-    journal.unlink(missing_ok=True)
-    return sorted(set(undone))
+    if not left:
+        journal.unlink(missing_ok=True)
+    return sorted(set(undone)), sorted(set(left))
 
 
 def _entries(journal: Path) -> list[dict[str, Any]]:
@@ -173,8 +207,8 @@ def _entries(journal: Path) -> list[dict[str, Any]]:
 
 
 def _inside(root: Path, path: Any) -> Path | None:
-    """`path` (an absolute real path, as the engine wrote it) if it lies in the project outside
-    .godot/, else None: a journal names nothing else, and nothing else is touched."""
+    """`path` (an absolute real path, as the engine wrote it) if it lies in the project and is none
+    of the engine's own files, else None: a journal names nothing else, and nothing else is touched."""
     if not isinstance(path, str) or not os.path.isabs(path):
         return None
     candidate = Path(os.path.realpath(os.path.dirname(path))) / os.path.basename(path)
@@ -182,30 +216,41 @@ def _inside(root: Path, path: Any) -> Path | None:
         relative = candidate.relative_to(root)
     except ValueError:
         return None
-    if not relative.parts or relative.parts[0].lower() == ".godot":
+    if not relative.parts or paths.is_engine_file(relative.as_posix()):
         return None
     return candidate
 
 
-def _put_back(path: Path, old: Any, mode: Any) -> bool:
-    """Give `path` its old bytes (base64 text; None: no file), atomically; whether it changed."""
+def _put_back(path: Path, old: Any, mode: Any, new: Any) -> bool | None:
+    """Give `path` its old bytes (base64 text; None: no file), atomically, if it still holds what the
+    batch wrote (`new`, its sha256): a file another program changed since, or that the batch never
+    replaced (killed between noting and renaming), is left as it is. Whether it was put back (None:
+    nothing to do)."""
+    try:
+        now = path.read_bytes() if path.is_file() else None
+    except OSError:
+        return False
+    if now is None or hashlib.sha256(now).hexdigest() != new:
+        return None
     try:
         if old is None:
-            if not path.exists():
-                return False
             path.unlink()
             return True
-        data = base64.b64decode(old)
-        with contextlib.suppress(FileNotFoundError):
-            if path.read_bytes() == data:
-                return False
-        temp = path.with_name(f".{path.name}.bridge-{os.getpid()}.tmp")
-        temp.write_bytes(data)
-        if isinstance(mode, int) and mode >= 0:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
+        # A fresh temp file (O_EXCL: no link planted at a guessable name is followed), renamed over
+        # the target (a rename replaces a link, never writes through it).
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".undo.tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(base64.b64decode(old))
+                if isinstance(mode, int) and mode >= 0 and hasattr(os, "fchmod"):
+                    os.fchmod(file.fileno(), mode)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
         return True
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         log.warning("godot-bridge: %s could not be put back as it was before the atomic batch: %s", path, exc)
         return False
 
@@ -219,7 +264,7 @@ def _wait_for_engines(engines: list[tuple[int, Any]]) -> None:
     for pid, started in engines:
         try:
             process = psutil.Process(pid)
-            if process.create_time() != started:
+            if not isinstance(started, (int, float)) or abs(process.create_time() - started) > 0.01:
                 continue
             while process.status() != psutil.STATUS_ZOMBIE:
                 if time.monotonic() >= deadline:

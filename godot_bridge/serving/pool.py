@@ -45,7 +45,7 @@ from pathlib import Path
 from types import TracebackType
 
 from godot_bridge.engine.worker import Inbox, Worker
-from godot_bridge.errors import InvalidRequest, RolledBack, Skipped
+from godot_bridge.errors import BridgeError, InvalidRequest, RolledBack, SaveFailed, Skipped
 from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, prepare, refuse
 from godot_bridge.serving import journal
 from godot_bridge.serving.journal import Journal
@@ -236,48 +236,64 @@ class Pool:
         try:
             replies = list(self.map(items, stop_on_error=True))
         except BaseException:
-            self._end_atomic(None)
+            self._end_atomic(keep=False)
             raise
         finally:
             self._atomic = False
         failed = next((number for number, reply in enumerate(replies, 1) if reply["result"] != "ok"), None)
-        self._end_atomic(failed)
+        left = self._end_atomic(keep=failed is None)
         if failed is None:
             return replies
-        cause = replies[failed - 1]["error"]
-        undone = RolledBack(f"undone: request {failed} of the atomic batch failed ({cause['code']}), so none of "
-                            "its writes stayed")
+        cause = f"request {failed} of the atomic batch failed ({replies[failed - 1]['error']['code']})"
+        undone: BridgeError = RolledBack(f"undone: {cause}, so none of its writes stayed")
+        if left:
+            undone = SaveFailed(f"{cause}, and {', '.join(left)} could not be put back as it was; the next "
+                                "godot-bridge command on the project tries again")
         return [refuse(reply, undone) if index in wrote and reply["result"] == "ok" else reply
                 for index, reply in enumerate(replies)]
 
     def _journaled(self, index: int, job: Job) -> Reply | None:
-        """In an atomic batch, give a writing request the batch's journal (begun with its first
-        request, on that request's project); the refusal of a request on another project."""
+        """In an atomic batch, give a request that writes the batch's journal (begun with its first
+        request, on that request's project); or the refusal of a request the batch cannot serve."""
         if self._journal is None:
-            self._journal = Journal(job.root)
-            self._journal.begin(time.monotonic() + self.settings.timeout)
-            self.starter.journals[job.root] = self._journal
+            journal = Journal(job.root)
+            try:
+                journal.begin(time.monotonic() + self.settings.timeout)
+            except BridgeError as exc:
+                return refuse(job.request, exc)
+            self._journal = journal
+            self.starter.journals[job.root] = journal
             for slot in self._group(job.root):
                 slot.stop()  # its engine may not write the journal: the next one started may
         if job.root != self._journal.root:
             return refuse(job.request, InvalidRequest(f"an atomic batch works on one project; this request names "
                                                       f"{job.root}, the batch {self._journal.root}",
                                                       field="project_path"))
-        if job.written and not job.dry_run:
+        if job.allows_scripts:
+            return refuse(job.request, InvalidRequest("an atomic batch serves no allow_scripts request: project code "
+                                                      "could change the files the batch would put back",
+                                                      field="allow_scripts"))
+        if job.written:
+            # A dry run notes its temp file and folders too: a kill leaves nothing of it either.
             job.message["journal"] = str(self._journal.path)
-            self._atomic_writes.add(index)
+            if not job.dry_run:
+                self._atomic_writes.add(index)
         return None
 
-    def _end_atomic(self, failed: int | None) -> None:
-        """Keep every write of the atomic batch (`failed` None), or undo them all."""
+    def _end_atomic(self, *, keep: bool) -> list[str]:
+        """Keep every write of the atomic batch, or undo them all; return the files that could not be
+        put back. Its engines end first (they could write the journal, and nothing may change the
+        files while they are put back)."""
         journal, self._journal = self._journal, None
         if journal is None:
-            return
+            return []
         self.starter.journals.pop(journal.root, None)
-        if failed is None:
+        for slot in self._group(journal.root):
+            slot.stop()
+        if keep:
             journal.commit()
-        else:
-            journal.rollback()
+            return []
+        return journal.rollback()
 
     def ready(self) -> bool:
         """Return whether the next reply of `map()` is available without waiting."""

@@ -86,8 +86,9 @@ class Starter:
             engine, pack = self.found_engine(), self.pack("trusted" if trusted else "safe")
             reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack]
 
-            # The engines of an atomic batch note each change in its journal before they make it.
-            writes = [root, *([self.journals[root].folder] if root in self.journals else [])]
+            # The engines of an atomic batch note each change in its journal before they make it:
+            # they may write that one file (not its folder: no link or file can be made there).
+            writes = [root, *([self.journals[root].path] if root in self.journals else [])]
 
             def argv(token: str) -> Sequence[str]:
                 return wall.argv(engines.worker_argv(engine, root, token, pack=pack, trusted=trusted),
