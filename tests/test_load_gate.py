@@ -16,6 +16,7 @@ import pytest
 
 import hostile_corpus as corpus
 from conftest import run_cli
+from godot_bridge import Bridge
 from godot_bridge.engine import godot as engines
 from godot_bridge.engine import wall
 from godot_bridge.engine.worker import Worker
@@ -324,3 +325,30 @@ def test_a_file_with_a_count_without_bound_is_refused_at_once(watched: Watched) 
     assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
     assert "point_count" in reply["error"]["message"] and "2147483647" in reply["error"]["message"]
     assert time.monotonic() - started < 20
+
+
+def test_files_alike_but_for_their_header_get_each_their_own_verdict(project: Path, godot_bin: str) -> None:
+    """The gate keeps what it read of a file by the file's bytes less the saver's uid in the header
+    (every file the bridge writes differs from its like by that alone): each file alike in all but
+    its header gets, in one worker, whichever was read first, the verdict a fresh worker gives it."""
+    body = "\n\n[resource]\nresource_name = \"alike\"\n"
+    headers = {"a.tres": '[gd_resource type="Gradient" format=3 uid="uid://baliketest01"]',
+               "b.tres": '[gd_resource type="Gradient" format=3 uid="uid://baliketest02"]',
+               "c.tres": '[gd_resource type="GDScript" format=3 uid="uid://baliketest03"]',
+               "d.tres": '[gd_resource type="Gradient" script_class="Evil" format=3 uid="uid://baliketest04"]',
+               "e.tres": '[gd_resource type="Gradient" format=3 uid="uid://baliketest05" uid="uid://b"]'}
+    for name, header in headers.items():
+        (project / name).write_text(header + body)
+
+    def code(bridge: Bridge, name: str) -> str:
+        reply = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": name})
+        return str(reply.get("error", {}).get("code", "ok"))
+
+    with Bridge(godot_bin) as shared:
+        together = [code(shared, name) for name in [*headers, *headers]]
+    alone = []
+    for name in headers:
+        with Bridge(godot_bin) as fresh:
+            alone.append(code(fresh, name))
+    assert together == alone + alone
+    assert alone[0] == alone[1] == "ok" and alone[2] == "unsafe_resource"
