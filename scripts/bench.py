@@ -17,7 +17,9 @@ measures, in one run:
   6. a generic plain loop: the same operations with the class named by the request and each value
      converted by the property's type (what a tool without the bridge's checks would do);
   and, for scale, two generic loops at once on halves of the batch: how much two engines gain over
-  one on this machine with no bridge at all, the ceiling of ratio 4/3.
+  one on this machine with no bridge at all, the ceiling of ratio 4/3; and, where the MCP SDK is
+  installed, a tool call inside an MCP session (the SDK's client, `godot-bridge mcp`, small
+  style_box_create writes) against the same write through `Bridge.run()`, in ms per call.
 
 Every stage starts from the same clean project and is timed end to end (process start to exit).
 Prints requests per second, the ratios 3/1, 3/5 and 4/3, the bridge's own CPU per request (which
@@ -49,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from godot_bridge import Bridge
 
 SOURCES = 10
 PER_FOLDER = 250
@@ -300,6 +304,7 @@ class Bench:
         jobs1 = self.batch(1)
         atomic = self.batch(1, atomic=True)
         jobs2 = self.batch(2)
+        calls = self.calls()
         minimal = self.loops(1, minimal=True)
         generic = self.loops(1)
         two_loops = self.loops(2)
@@ -324,6 +329,7 @@ class Bench:
                                     "run_minus_baseline": run["mean"] - baseline["mean"]},
             "bridge_cpu_us_per_request": {"batch_jobs_1": jobs1["bridge_cpu_us"],
                                           "batch_jobs_2": jobs2["bridge_cpu_us"]},
+            "ms_per_call": calls,
             "engine_peak_rss_mb": {"batch_jobs_1": jobs1["peak_rss"] / 2**20,
                                    "batch_jobs_2": jobs2["peak_rss"] / 2**20},
             "errors": {"run": run["errors"], "batch_jobs_1": jobs1["errors"], "batch_atomic": atomic["errors"],
@@ -410,6 +416,41 @@ class Bench:
         errors = sum(r["result"] != "ok" for r in replies) + len(self.requests) - len(replies)
         return {"rate": len(self.requests) / elapsed, "peak_rss": peak.value, "errors": errors,
                 "bridge_cpu_us": 1e6 * cpu / len(self.requests)}
+
+    def calls(self, count: int = 100) -> dict[str, float | None]:
+        """Milliseconds per small write: a tool call in an MCP session (None without the SDK), and
+        `Bridge.run()` in one process, each after one warm-up call."""
+        self.clean()
+
+        def request(i: int) -> dict[str, Any]:
+            return {"style_type": "StyleBoxFlat", "resource_path": f"gen/calls/p{i}.tres",
+                    "properties": {"bg_color": "#202830"}}
+
+        with Bridge(self.godot) as bridge:
+            bridge.run({"op": "style_box_create", "project_path": str(self.project), **request(-1)})
+            started = time.perf_counter()
+            for i in range(count):
+                bridge.run({"op": "style_box_create", "project_path": str(self.project), **request(i)})
+            api = (time.perf_counter() - started) / count * 1000
+        try:
+            import anyio
+            from mcp import ClientSession, StdioServerParameters
+            from mcp.client.stdio import stdio_client
+        except ImportError:
+            return {"mcp": None, "api": api}
+
+        async def session() -> float:
+            params = StdioServerParameters(command=self.cli, args=["--godot", self.godot, "mcp", "--project",
+                                                                   str(self.project)])
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                await client.call_tool("style_box_create", request(count))
+                started = time.perf_counter()
+                for i in range(count):
+                    await client.call_tool("style_box_create", request(count + 1 + i))
+                return (time.perf_counter() - started) / count * 1000
+
+        return {"mcp": anyio.run(session), "api": api}
 
     def loops(self, count: int, *, minimal: bool = False) -> dict[str, Any]:
         """`count` engine processes at once, each running a plain GDScript loop over every count-th
@@ -521,6 +562,9 @@ def table(r: dict[str, Any]) -> str:
         (f"- bridge CPU per request (its engines not counted, start-up included): "
          f"{cpu['batch_jobs_1']:.0f} us in stage 3, {cpu['batch_jobs_2']:.0f} us in stage 4"),
         f"- engine worker peak RSS during stage 3: {r['engine_peak_rss_mb']['batch_jobs_1']:.0f} MB (target < 150 MB)",
+        (f"- a small write: {r['ms_per_call']['mcp']:.1f} ms per MCP tool call in a session (target <= 5 ms), "
+         if r["ms_per_call"]["mcp"] is not None else "- a small write: no MCP SDK here, ")
+        + f"{r['ms_per_call']['api']:.1f} ms per `Bridge.run()`",
         f"- error replies: {r['errors']}",
         machine_line(r),
     ]
