@@ -18,6 +18,7 @@ import pytest
 
 from conftest import REPO, run_cli
 from godot_bridge import Bridge
+from godot_bridge.errors import SaveFailed
 from godot_bridge.serving import journal
 
 
@@ -284,3 +285,27 @@ def test_putting_a_file_back_never_writes_through_a_link(project: Path, tmp_path
     assert outside.read_text() == "mine" and outside.stat().st_mode & 0o777 != 0o777
     assert (root / "a.tres").read_bytes() == b"payload" == (root / "b.tres").read_bytes()
     assert not (root / "b.tres").is_symlink()
+
+
+def test_a_batch_that_could_not_be_undone_is_not_forgotten(project: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that cannot be put back keeps the journal, and no new atomic batch starts over it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = project.resolve()
+    (root / "a.tres").write_bytes(b"new")
+    folder = journal.folder_of(root)
+    folder.mkdir(parents=True)
+    entry = {"commit": str(root / "a.tres"), "old": "b2xk", "mode": -1, "new": hashlib.sha256(b"new").hexdigest()}
+    (folder / "journal.jsonl").write_text(json.dumps({"project": str(root)}) + "\n" + json.dumps(entry) + "\n")
+
+    def refused(*_: Any) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(journal.os, "replace", refused)
+        assert journal.recover(root) == []
+        assert (folder / "journal.jsonl").exists()
+        with pytest.raises(SaveFailed, match=r"a\.tres could not be put back"):
+            journal.Journal(root).begin(time.monotonic() + 1)
+    assert journal.recover(root) == ["a.tres"] and (root / "a.tres").read_bytes() == b"old"
+    assert not (folder / "journal.jsonl").exists()

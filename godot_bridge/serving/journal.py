@@ -85,7 +85,11 @@ class Journal:
             raise SaveFailed(f"the journal of the atomic batch could not be made in {self.folder}: "
                              f"{exc.strerror or exc}") from None
         self._lock = lock
-        _undo(self.root, self.path)
+        left = _undo(self.root, self.path)[1]
+        if left:
+            self._release()
+            raise SaveFailed(f"an earlier atomic batch on {self.root} was cut short, and {', '.join(left)} could not "
+                             "be put back as it was; see to that file, then run the batch again")
         self._append({"project": str(self.root), "bridge": os.getpid()})
 
     def engine_started(self, pid: int) -> None:
