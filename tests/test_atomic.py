@@ -302,10 +302,30 @@ def test_a_batch_that_could_not_be_undone_is_not_forgotten(project: Path, tmp_pa
         raise PermissionError(1, "Operation not permitted")
 
     with monkeypatch.context() as patched:
-        patched.setattr(journal.os, "replace", refused)
+        patched.setattr("os.replace", refused)
         assert journal.recover(root) == []
         assert (folder / "journal.jsonl").exists()
         with pytest.raises(SaveFailed, match=r"a\.tres could not be put back"):
             journal.Journal(root).begin(time.monotonic() + 1)
     assert journal.recover(root) == ["a.tres"] and (root / "a.tres").read_bytes() == b"old"
     assert not (folder / "journal.jsonl").exists()
+
+
+def test_a_long_lived_bridge_undoes_a_batch_cut_short_before_its_next_request(
+        project: Path, bridge: Bridge) -> None:
+    """A Python Bridge (or an MCP server) that has served a project already looks for a batch another
+    process left cut short before each later call, not only before its first."""
+    first = bridge.run(lines(project)[2])  # resource_update of materials/base.tres
+    assert first["result"] == "ok"
+    before = (project / "materials/base.tres").read_bytes()
+    cut = project / "cut.tres"
+    cut.write_bytes(b"written by a batch that was killed")
+    folder = journal.folder_of(project.resolve())
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = [{"project": str(project.resolve()), "bridge": 2**22 + 1},
+               {"commit": str(project.resolve() / "cut.tres"), "old": None, "mode": -1,
+                "new": hashlib.sha256(cut.read_bytes()).hexdigest()}]
+    (folder / "journal.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    read = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"})
+    assert read["result"] == "ok" and not cut.exists()
+    assert (project / "materials/base.tres").read_bytes() == before

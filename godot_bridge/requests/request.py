@@ -19,6 +19,7 @@ import math
 import os
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,10 +81,13 @@ class Job:
 
 
 class Roots:
-    """Project folders resolved once per batch: a request's project_path to its real path."""
+    """Project folders resolved once per batch: a request's project_path to its real path.
+    `on_new` is told each project the first time a batch names it, before any of its requests is
+    checked against the project's files."""
 
-    def __init__(self, relative_to: str | None) -> None:
+    def __init__(self, relative_to: str | None, on_new: Callable[[Path], object] | None = None) -> None:
         self.relative_to = relative_to
+        self._on_new = on_new
         self._known: dict[str, Path | BridgeError] = {}
 
     def resolve(self, project_path: str) -> Path:
@@ -99,6 +103,8 @@ class Roots:
             except BridgeError as exc:
                 known = exc
             self._known[project_path] = known
+            if self._on_new is not None and isinstance(known, Path):
+                self._on_new(known)
         if isinstance(known, BridgeError):
             raise known
         return known

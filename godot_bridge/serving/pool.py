@@ -107,7 +107,7 @@ class Pool:
         """Where every engine's output, and the feeder's wake-up, arrives."""
         self.starter = Starter(self.settings, self._inbox, argv_for)
         self._slots: dict[Path, list[Slot]] = {}
-        self._roots = Roots(self.settings.relative_to)
+        self._roots = Roots(self.settings.relative_to, journal.recover)
         self._files: dict[str, dict[Slot, list[int]]] = {}
         self._inputs: collections.deque[Item] = collections.deque()
         self._read = 0
@@ -175,7 +175,7 @@ class Pool:
         self._waiting = None
         self._files.clear()
         self._next_out = 0
-        self._roots = Roots(self.settings.relative_to)
+        self._roots = Roots(self.settings.relative_to, journal.recover)
         self._stop_on_error = stop_on_error
         self._stopped = self._cancelled = False
         feed = _Feed()
@@ -417,11 +417,9 @@ class Pool:
         return min(group[:-1], key=lambda slot: slot.pending())
 
     def _group(self, root: Path) -> list[Slot]:
-        """The slots of a project: `jobs` of them, then the one for allow_scripts requests. Before
-        the first, what an atomic batch cut short left on the project is undone."""
+        """The slots of a project: `jobs` of them, then the one for allow_scripts requests."""
         group = self._slots.get(root)
         if group is None:
-            journal.recover(root)
             group = self._slots[root] = [Slot(self, root) for _ in range(self.jobs + 1)]
         return group
 
