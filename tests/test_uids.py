@@ -163,3 +163,14 @@ def test_a_hidden_file_claims_no_uid(clone: Path, bridge: Bridge) -> None:
     uid = file_uid(clone / "materials/base.tres")
     reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": uid})
     assert reply["result"] == "ok", reply
+
+
+def test_a_binary_resource_updated_keeps_its_uid_and_nothing_is_left_beside_it(clone: Path, bridge: Bridge) -> None:
+    (uid,) = [uid for uid, paths in uids.scan(clone).items() if paths == ["data/ramp.res"]]
+    for offsets in ([0.0, 0.5], [0.0, 0.25]):
+        reply = bridge.run({"op": "resource_update", "project_path": str(clone), "resource_path": uid,
+                            "properties": {"offsets": offsets}})
+        assert reply["result"] == "ok" and reply["uid"] == uid, reply
+    read = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "data/ramp.res"})
+    assert read["uid"] == uid and read["properties"]["offsets"] == [0.0, 0.25], read
+    assert sorted(path.name for path in (clone / "data").iterdir()) == ["ramp.res"]

@@ -62,7 +62,13 @@ static func stage(
 	var uid: String = Ids.uid_of(write["real"]) if write["old"] != null else ""
 	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
 	var err: Error = _save_with_ids(resource, path, write)
-	if err == OK:
+	if err == OK and write["real"].get_extension().to_lower() in ["res", "scn"]:
+		# A binary file has a place for its uid in its header: written there in place. (The text
+		# stamp corrupted it: an update of a .res failed, "big-endian binary resource", before; and
+		# ResourceSaver.set_uid() writes a `.uidren` copy it then cannot rename under the worker's
+		# settings pack, leaving it beside the file and the uid unset, while it answers OK.)
+		err = Ids.stamp_binary(write["temp"], ResourceUID.text_to_id(write["uid"]))
+	elif err == OK:
 		err = _stamp(write["temp"], write["uid"])
 	if err == OK:
 		_prove_resource(resource, write, job, where, values_set, member)

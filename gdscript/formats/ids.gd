@@ -39,12 +39,35 @@ static func uid_of(path: String) -> String:
 	return ""
 
 
+## Write `id` as the uid in the header of the binary resource at `path` (an absolute real path),
+## in place: the saver leaves room for it (and sets the flag) even when it writes none.
+static func stamp_binary(path: String, id: int) -> Error:
+	var file: FileAccess = FileAccess.open(path, FileAccess.READ_WRITE)
+	if file == null:
+		return FileAccess.get_open_error()
+	if not _to_uid(file):
+		return ERR_FILE_CORRUPT
+	file.store_64(id)
+	var err: Error = file.get_error()
+	file.close()
+	return err if err != ERR_FILE_EOF else OK
+
+
 ## The uid in a binary resource's header, or "". Not ResourceLoader.get_resource_uid(): in 4.6.3 it
 ## answers INVALID_ID for a .res whose header holds a uid, unless the engine's uid cache has it.
 static func _binary_uid(path: String) -> String:
 	var file: FileAccess = FileAccess.open(path, FileAccess.READ)
-	if file == null or file.get_buffer(4) != "RSRC".to_ascii_buffer():
+	if file == null or not _to_uid(file):
 		return ""
+	var id: int = file.get_64()
+	return ResourceUID.id_to_text(id) if id >= 0 and not file.eof_reached() else ""
+
+
+## Move `file` (a binary resource, from its start) to its header's uid; false when it is no binary
+## resource or its header says it holds no uid.
+static func _to_uid(file: FileAccess) -> bool:
+	if file.get_buffer(4) != "RSRC".to_ascii_buffer():
+		return false
 	# Big-endian, real64, major, minor and format as 32-bit numbers, the class name (length, then
 	# as many bytes), the import metadata's offset (64 bits), the flags, the uid.
 	file.big_endian = file.get_32() != 0
@@ -53,9 +76,7 @@ static func _binary_uid(path: String) -> String:
 	var name_length: int = file.get_32()
 	file.seek(file.get_position() + name_length)
 	file.get_64()
-	var has_uid: bool = file.get_32() & _FLAG_UIDS != 0
-	var id: int = file.get_64()
-	return ResourceUID.id_to_text(id) if has_uid and id >= 0 and not file.eof_reached() else ""
+	return file.get_32() & _FLAG_UIDS != 0 and not file.eof_reached()
 
 
 ## A new section id, `prefix` and five characters of [a-z0-9] as the engine's own look
