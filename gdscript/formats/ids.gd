@@ -16,13 +16,12 @@ static var _uid_file: RegEx = RegEx.create_from_string("^\\s*(uid://[a-z0-9]+)\\
 ## asset's .import file, a script's or shader's .uid file, a binary resource's header), not from the
 ## engine's uid cache: a fresh clone has none. godot_bridge/requests/uids.py reads them alike.
 static func uid_of(path: String) -> String:
-	var folder: DirAccess = DirAccess.open(path.substr(0, path.rfind("/")))
 	for candidate: String in [path + ".import", path + ".uid", path]:
 		if not FileAccess.file_exists(candidate):
 			continue
 		# The file itself was confined by its caller; a link beside it could lead anywhere, and
 		# what is read here comes back in a reply.
-		if folder == null or folder.is_link(candidate.get_file()):
+		if candidate != path and _is_link(candidate):
 			return ""
 		if candidate == path and path.get_extension().to_lower() in ["res", "scn"]:
 			return _binary_uid(path)
@@ -37,6 +36,12 @@ static func uid_of(path: String) -> String:
 		var found: RegExMatch = pattern.search(head)
 		return found.get_string(1) if found != null else ""
 	return ""
+
+
+## Whether `path` (absolute) is a link, or cannot be told from one.
+static func _is_link(path: String) -> bool:
+	var folder: DirAccess = DirAccess.open(path.substr(0, path.rfind("/")))
+	return folder == null or folder.is_link(path.get_file())
 
 
 ## Write `id` as the uid in the header of the binary resource at `path` (an absolute real path),
