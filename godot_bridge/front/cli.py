@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"engine workers serving the batch at once (default: the number of cores, {_cores()})")
     batch.add_argument("--atomic", action="store_true",
                        help="all writes of the batch stay, or none: requests run one at a time, in order, on one "
-                            "project; if one fails, every write is undone (rolled_back), also after a kill")
+                            "project; if one fails, every write is undone (rolled_back); after a kill, by the "
+                            "next request on the project")
     batch.add_argument("--stop-on-error", action="store_true",
                        help="after the first error, answer the remaining requests with 'skipped' "
                        "(requests then run one at a time, so none after the error runs)")

@@ -38,7 +38,8 @@ GUIDANCE = (
     "resources that will be reused: a saved .tres file can be referenced by several scenes. Use "
     "resource_duplicate to make variants of an existing resource; duplicating with "
     "property_overrides keeps all other properties of the source. Paths are relative to the "
-    "project (res:// accepted). Colors are '#rrggbb', {r, g, b} or [r, g, b, a] with components from "
+    "project (res:// accepted), or a file's uid://. Colors are '#rrggbb', {r, g, b} or [r, g, b, a] "
+    "with components from "
     "0 to 1; vectors are arrays of numbers. An error result starts with its stable code (e.g. "
     "not_found, unknown_property) and names the offending field."
 )

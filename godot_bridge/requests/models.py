@@ -230,7 +230,8 @@ class ResourceRead(Request, Answers[ReadReply]):
 
     op: Literal["resource_read"] = "resource_read"
     resource_path: str | None = Field(
-        None, description="The .tres, .res or .tscn file to read, relative to the project (res:// accepted)."
+        None, description="The .tres, .res or .tscn file to read, relative to the project (res:// accepted), or its "
+        "uid://."
     )
     path: str | None = Field(None, description="Variant spelling of resource_path.")
     depth: int = Field(
@@ -341,7 +342,7 @@ class ResourceDuplicate(Writing, Answers[DuplicateReply]):
     echoed: ClassVar[tuple[str, ...]] = ("source_path", "dest_path")
 
     op: Literal["resource_duplicate"] = "resource_duplicate"
-    source_path: str = Field(description="Resource to copy, relative to the project.")
+    source_path: str = Field(description="Resource to copy, relative to the project, or its uid://.")
     dest_path: str = Field(description="Where the copy is saved, a .tres file.")
     deep_copy: bool = Field(
         False, description="Copy nested resources into the file instead of sharing them."
@@ -363,7 +364,7 @@ class ResourceUpdate(Writing, Answers[UpdateReply]):
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {"resource_path": ("path",)}
 
     op: Literal["resource_update"] = "resource_update"
-    resource_path: str | None = Field(None, description="Resource to change, a .tres or .res file.")
+    resource_path: str | None = Field(None, description="Resource to change, a .tres or .res file (or its uid://).")
     path: str | None = Field(None, description="Variant spelling of resource_path.")
     properties: Properties | None = Field(
         None, description="New values, name -> value (a ShaderMaterial's uniforms as shader_parameter/<name>)."

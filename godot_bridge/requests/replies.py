@@ -67,7 +67,8 @@ class SavedReply(Written):
     resource_path: str
     """The file written, as the request named it."""
     uid: str
-    """The file's uid:// (an overwritten file keeps its own; in a dry run, the one it would get)."""
+    """The file's uid:// (an overwritten file keeps its own; a dry run of a new file draws one, and the
+    real run draws another)."""
     type: str
     """The class of the resource written."""
 

@@ -15,8 +15,9 @@ over it; only paths inside the project, outside the engine's own files, are touc
 - The batch succeeds: the journal is deleted. That unlink is the moment the batch is done.
 - A line fails: the bridge undoes every entry, newest first (a replaced file gets its old bytes
   back, a created one goes, temp files and the folders made go), then deletes the journal.
-- The bridge dies (SIGKILL, a power cut of the terminal): its lock goes with it. The next
-  godot-bridge command on the project finds the journal, takes the lock, waits for the batch's
+- The bridge dies (SIGKILL, a closed terminal): its lock goes with it. The next request on the
+  project (a `run`, a `batch`, an MCP call or a `Bridge` call: each batch looks when it first names
+  the project) finds the journal, takes the lock, waits for the batch's
   engines to be gone (each ends within a quarter second of its bridge, engine/worker.py), and
   undoes it. A line's entry is written and flushed before the change it describes, so the files of
   the batch are then all as they were before it.
