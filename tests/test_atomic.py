@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO, run_cli
 from godot_bridge import Bridge
 from godot_bridge.errors import SaveFailed
-from godot_bridge.serving import journal
+from godot_bridge.serving import journal, locks
 
 
 def lines(project: Path) -> list[dict[str, Any]]:
@@ -329,3 +329,16 @@ def test_a_long_lived_bridge_undoes_a_batch_cut_short_before_its_next_request(
     read = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"})
     assert read["result"] == "ok" and not cut.exists()
     assert (project / "materials/base.tres").read_bytes() == before
+
+
+def test_a_killed_requests_files_are_put_back_without_writing_through_a_link(project: Path, tmp_path: Path) -> None:
+    """locks.restore() (a dead engine's rewrites undone) shares the journal's way of putting a file back."""
+    outside = tmp_path / "bashrc"
+    outside.write_text("mine")
+    target = project.resolve() / "materials/base.tres"
+    (target.parent / f".{target.name}.bridge-{os.getpid()}.tmp").symlink_to(outside)
+    old = target.read_bytes()
+    taken = locks.snapshot([target])
+    target.write_bytes(b"half-written by a killed engine")
+    assert locks.restore(taken) == [target]
+    assert target.read_bytes() == old and outside.read_text() == "mine"

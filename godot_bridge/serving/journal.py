@@ -34,7 +34,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ import psutil
 from godot_bridge.engine.godot import cache_dir
 from godot_bridge.errors import SaveFailed
 from godot_bridge.requests import paths
+from godot_bridge.serving import locks
 
 if TYPE_CHECKING:
     import filelock
@@ -240,20 +240,8 @@ def _put_back(path: Path, old: Any, mode: Any, new: Any) -> bool | None:
     try:
         if old is None:
             path.unlink()
-            return True
-        # A fresh temp file (O_EXCL: no link planted at a guessable name is followed), renamed over
-        # the target (a rename replaces a link, never writes through it).
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".undo.tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(base64.b64decode(old))
-                if isinstance(mode, int) and mode >= 0 and hasattr(os, "fchmod"):
-                    os.fchmod(file.fileno(), mode)
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        else:
+            locks.replace(path, base64.b64decode(old), mode if isinstance(mode, int) else -1)
         return True
     except (OSError, ValueError) as exc:
         log.warning("godot-bridge: %s could not be put back as it was before the atomic batch: %s", path, exc)

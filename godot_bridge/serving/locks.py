@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -140,16 +141,30 @@ def restore(taken: Snapshot) -> list[Path]:
     for path, old in taken.items():
         if snapshot([path]).get(path, old) == old:
             continue
-        temp = path.with_name(f".{path.name}.bridge-{os.getpid()}.tmp")
         try:
             if old is None:
                 path.unlink(missing_ok=True)
             else:
-                temp.write_bytes(old)
-                os.replace(temp, path)
+                replace(path, old)
         except OSError:
-            with contextlib.suppress(OSError):
-                temp.unlink(missing_ok=True)
             continue
         restored.append(path)
     return restored
+
+
+def replace(path: Path, data: bytes, mode: int = -1) -> None:
+    """Make `data` the whole file at `path` at once (with permissions `mode` when >= 0): written to a
+    fresh temp file beside it and renamed over it. The temp file is made new (O_EXCL), so a link
+    planted at a name the bridge might use is never written through, and the rename replaces a link
+    at `path` itself rather than following it. Nothing of the temp file stays, whatever fails."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".bridge.tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            if mode >= 0 and hasattr(os, "fchmod"):
+                os.fchmod(file.fileno(), mode)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
