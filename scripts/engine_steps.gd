@@ -51,10 +51,8 @@ func _initialize() -> void:
 		var write: Dictionary = saving._begin("res://steps/m%d.tres" % i, job, "resource_path")
 		_tick("step: confine + target checks (_begin)")
 		write["uid"] = ResourceUID.id_to_text(ResourceUID.create_id())
-		saving._save_with_ids(material, "res://steps/m%d.tres" % i, write)
-		_tick("step: ResourceSaver.save (with the ids of new sections)")
-		saving._stamp(write["temp"], write["uid"])
-		_tick("step: uid stamp (read, rewrite)")
+		saving._save_stamped(material, "res://steps/m%d.tres" % i, write)
+		_tick("step: ResourceSaver.save, ids of new sections, uid stamp")
 		var written: Resource = ResourceLoader.load(write["temp"], "", ResourceLoader.CACHE_MODE_IGNORE)
 		_tick("step: verify: load back")
 		for name: String in values_set:

@@ -61,15 +61,7 @@ static func stage(
 	# A file that is not there yet has no uid to keep (three file checks, ~40 us, saved per create).
 	var uid: String = Ids.uid_of(write["real"]) if write["old"] != null else ""
 	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
-	var err: Error = _save_with_ids(resource, path, write)
-	if err == OK and write["real"].get_extension().to_lower() in ["res", "scn"]:
-		# A binary file has a place for its uid in its header: written there in place. (The text
-		# stamp corrupted it: an update of a .res failed, "big-endian binary resource", before; and
-		# ResourceSaver.set_uid() writes a `.uidren` copy it then cannot rename under the worker's
-		# settings pack, leaving it beside the file and the uid unset, while it answers OK.)
-		err = Ids.stamp_binary(write["temp"], ResourceUID.text_to_id(write["uid"]))
-	elif err == OK:
-		err = _stamp(write["temp"], write["uid"])
+	var err: Error = _save_stamped(resource, path, write)
 	if err == OK:
 		_prove_resource(resource, write, job, where, values_set, member)
 	if not job.failed() and err != OK:
@@ -137,21 +129,31 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 
 
 ## Save `resource` for res:// `path` as the temp file of `write`, every section under a chosen id
-## (_fix_ids). The walk that chooses them costs more than the save (~270 us for a material's
-## property list alone), and a file with no ext_resource or sub_resource section has no id to
-## choose: so unless the file it replaces has sections, the resource is saved first, and walked
-## and saved again only if the file written has some.
-static func _save_with_ids(resource: Resource, path: String, write: Dictionary) -> Error:
+## (_fix_ids), with the uid write["uid"]. The walk that chooses ids costs more than the save (~270 us
+## for a material's property list alone), and a file with no ext_resource or sub_resource section
+## has no id to choose: so unless the file it replaces has sections, the resource is saved first, and
+## walked and saved again only if the file written has some.
+static func _save_stamped(resource: Resource, path: String, write: Dictionary) -> Error:
 	var temp: String = ProjectSettings.localize_path(write["temp"])
 	var old: Variant = write["old"]
 	var walked: bool = old != null and _has_sections(old.get_string_from_utf8())
 	if walked:
 		_fix_ids(resource, path, temp, {})
 	var err: Error = ResourceSaver.save(resource, write["temp"])
-	if err != OK or walked or not _has_sections(FileAccess.get_file_as_string(write["temp"])):
+	if err != OK:
 		return err
-	_fix_ids(resource, path, temp, {})
-	return ResourceSaver.save(resource, write["temp"])
+	if write["real"].get_extension().to_lower() in ["res", "scn"]:
+		# A binary file has a place for its uid in its header: written there in place. (The text
+		# stamp corrupted it: an update of a .res failed, "big-endian binary resource", before; and
+		# ResourceSaver.set_uid() writes a `.uidren` copy it then cannot rename under the worker's
+		# settings pack, leaving it beside the file and the uid unset, while it answers OK.)
+		return Ids.stamp_binary(write["temp"], ResourceUID.text_to_id(write["uid"]))
+	var text: String = FileAccess.get_file_as_string(write["temp"])
+	if not walked and _has_sections(text):
+		_fix_ids(resource, path, temp, {})
+		err = ResourceSaver.save(resource, write["temp"])
+		text = FileAccess.get_file_as_string(write["temp"]) if err == OK else ""
+	return _stamp(text, write["temp"], write["uid"]) if err == OK else err
 
 
 static func _has_sections(text: String) -> bool:
@@ -448,10 +450,9 @@ static func _undo(write: Dictionary) -> void:
 		AtomicWrite.replace(write["real"], write["old"], write["mode"])
 
 
-## Give the text resource at `temp` (an absolute path) its own uid and every external reference its
-## target's uid, the way the editor writes them.
-static func _stamp(temp: String, uid: String) -> Error:
-	var text: String = FileAccess.get_file_as_string(temp)
+## Write `text`, the text resource the saver wrote at `temp` (an absolute path), back there with
+## its own uid and every external reference its target's uid, the way the editor writes them.
+static func _stamp(text: String, temp: String, uid: String) -> Error:
 	if text.is_empty():
 		return ERR_FILE_CORRUPT
 	var newline: int = text.find("\n")
