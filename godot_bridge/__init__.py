@@ -1,13 +1,13 @@
 """godot-bridge: create and inspect Godot 4 resources through the real headless engine.
 
 `Bridge` serves requests (plain dicts, or its typed methods); a failed typed call raises the
-`BridgeError` subclass of its error code, each exported here. Messages about the engine's life
+`BridgeError` subclass of its error code, each exported here. `warm_run()` serves one request through
+an engine kept warm for its project across processes (godot_bridge/front/warm.py). Messages about the engine's life
 (imports, restarts) go to the `logging` logger "godot_bridge".
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from godot_bridge.errors import (
@@ -39,18 +39,16 @@ from godot_bridge.errors import (
 )
 from godot_bridge.version import __version__
 
-# A library stays quiet unless its user configures logging; the command line shows these on stderr.
-logging.getLogger("godot_bridge").addHandler(logging.NullHandler())
-
 if TYPE_CHECKING:
     from godot_bridge.front.api import Bridge
+    from godot_bridge.front.warm import warm_run
 
 __all__ = [
     "Bridge", "BridgeError", "EngineCrashed", "EngineError", "EngineNotFound", "EngineOperationError",
     "EngineUnsupported", "ForbiddenProperty", "IncompatibleNode", "InvalidJson", "InvalidPath", "InvalidRequest",
     "InvalidType", "InvalidValue", "LoadFailed", "NodeNotFound", "NotFound", "NotImported", "PathOutsideProject",
     "ProjectNotFound", "RequestError", "SaveFailed", "Skipped", "Timeout", "UnknownProperty", "UnsafeResource",
-    "__version__",
+    "__version__", "warm_run",
 ]
 
 
@@ -60,4 +58,8 @@ def __getattr__(name: str) -> Any:
         from godot_bridge.front.api import Bridge
 
         return Bridge
+    if name == "warm_run":
+        from godot_bridge.front.warm import warm_run
+
+        return warm_run
     raise AttributeError(f"module 'godot_bridge' has no attribute {name!r}")

@@ -28,7 +28,7 @@ LAYERS = {
     "requests/replies": 0, "requests/paths": 0, "requests/uids": 0, "requests/models": 1, "requests/request": 2,
     "serving/locks": 0, "serving/journal": 1, "serving/imports": 1, "serving/starter": 2, "serving/slot": 3,
     "serving/pool": 4,
-    "front/api": 0, "front/mcp": 1, "front/cli": 2,
+    "front/api": 0, "front/mcp": 1, "front/warm": 1, "front/cli": 2,
     "__init__": 9, "__main__": 9,
 }
 """Inside a folder, a module may import only modules of a lower layer."""

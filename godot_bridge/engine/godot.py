@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from godot_bridge.engine import discovery
+from godot_bridge.engine import cache_dir, discovery
 from godot_bridge.errors import EngineNotFound, EngineUnsupported
 from godot_bridge.scripts import gdscript_dir
 
 # The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
 MIN_VERSION = (4, 4)
-DEFAULT_TIMEOUT = 60.0
-"""Seconds one request may take before its engine is killed and replaced."""
 ENVIRONMENT = ("GODOT_BIN", "GODOT", "GODOT4")
 """Variables that name the Godot to use, after --godot and in this order."""
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:\.(dev|alpha|beta|rc|stable)(\d*))?")
@@ -261,12 +259,6 @@ def _run_version(path: str) -> str:
         # Silent and failing: a launcher that cannot start what it launches, not a Godot of no version.
         raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
     return lines[-1].strip() if lines else ""
-
-
-def cache_dir() -> Path:
-    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "godot-bridge"
 
 
 def _cache_file() -> Path:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
-from godot_bridge.engine import godot as engines
+from godot_bridge.engine import DEFAULT_TIMEOUT
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
 from godot_bridge.errors import from_wire
 from godot_bridge.requests.request import Item, Reply
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from godot_bridge.requests.models import Answers
     from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
 
-DEFAULT_TIMEOUT = engines.DEFAULT_TIMEOUT
 StrPath = Union[str, "os.PathLike[str]"]
 """A path member of a typed method: a string or a pathlib.Path."""
 Typed = TypeVar("Typed", bound="Answer")

@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import itertools
 import json
-import logging
 import math
 import os
 import sys
@@ -15,18 +14,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from godot_bridge.engine import godot as engines
-from godot_bridge.engine import wall
-from godot_bridge.engine.godot import DEFAULT_TIMEOUT
+from godot_bridge.engine import DEFAULT_TIMEOUT
 from godot_bridge.errors import BridgeError
 from godot_bridge.requests import paths
-from godot_bridge.requests.request import decode
 from godot_bridge.version import __version__
 
 if TYPE_CHECKING:
     from godot_bridge.front.api import Bridge
 
-# The API is imported where it is needed: `schema` and `doctor` start no engine.
+# The API and the engine's modules are imported where they are needed: `schema` starts no engine,
+# and a warm `run` (front/warm.py) hands its request to a host process that has them loaded.
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -73,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Serve one request and print its reply as one line of JSON.")
     run.add_argument("request", nargs="?", default="-",
                      help="a JSON object, @FILE, or - (default) to read it from stdin")
+    run.add_argument("--warm", action="store_true",
+                     help="serve it through an engine kept warm for the project across commands: the first "
+                          "starts a host process, which ends after 10 minutes without a request (not on Windows)")
     batch = commands.add_parser("batch", parents=[common], help="serve JSON Lines, replies in input order",
                                 description="Serve one request per input line; print one reply per line, "
                                 "in input order.")
@@ -105,7 +105,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(format="%(message)s", level=logging.INFO, stream=sys.stderr)
     if not math.isfinite(args.timeout) or args.timeout <= 0:
         return _usage(f"--timeout must be a positive number of seconds, not {args.timeout}")
     try:
@@ -139,6 +138,14 @@ def _run(args: argparse.Namespace) -> int:
         text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
+    if args.warm:
+        from godot_bridge.front import warm
+
+        reply = warm.ask_host(text, godot=args.godot, timeout=args.timeout, auto_import=not args.no_import,
+                              cwd=os.getcwd())
+        if reply is not None:
+            _print(reply)
+            return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
     request = _decode(text)
     with _bridge(args) as bridge:
         _prewarm(bridge, request, 1)
@@ -162,12 +169,15 @@ def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
     # while the engine that _prewarm launched starts.
     from godot_bridge.front.api import Bridge
 
+    _log_to_stderr()
     return Bridge(args.godot, jobs=jobs, timeout=args.timeout, verbose=args.verbose,
                   auto_import=not args.no_import, relative_to=os.getcwd())
 
 
 def _decode(text: str) -> Any:
     """The decoded request, or its text where it does not decode (its reply then says why)."""
+    from godot_bridge.requests.request import decode
+
     try:
         return decode(text)
     except BridgeError:
@@ -262,7 +272,18 @@ def _decoded(data: bytes) -> str:
         return "\0invalid utf-8"
 
 
+def _log_to_stderr() -> None:
+    """Show the bridge's messages (imports, restarts) on stderr."""
+    import logging
+
+    logging.basicConfig(format="%(message)s", level=logging.INFO, stream=sys.stderr)
+
+
 def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
+    from godot_bridge.engine import godot as engines
+    from godot_bridge.engine import wall
+
+    _log_to_stderr()
     report: dict[str, Any] = {"op": "doctor"}
     ok = True
     survey = engines.survey(godot)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from godot_bridge.engine.godot import cache_dir
+from godot_bridge.engine import cache_dir
 from godot_bridge.errors import SaveFailed
 from godot_bridge.requests import paths
 from godot_bridge.serving import locks

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from godot_bridge.engine.godot import cache_dir
+from godot_bridge.engine import cache_dir
 from godot_bridge.errors import SaveFailed, Timeout
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from godot_bridge.engine import DEFAULT_TIMEOUT, wall
 from godot_bridge.engine import godot as engines
-from godot_bridge.engine import wall
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
 from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import imports
@@ -31,7 +31,7 @@ class Settings:
 
     godot: str | None = None
     """The Godot binary (None: found as godot_bridge/engine/godot.py find_godot says)."""
-    timeout: float = engines.DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT
     """Seconds one request may take before its engine is killed and replaced."""
     verbose: bool = False
     """Echo engine output to stderr."""

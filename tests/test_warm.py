@@ -1,0 +1,203 @@
+"""`run --warm` and warm_run(): one host process per project keeps its engine up across commands.
+
+Each test has a cache folder of its own (XDG_CACHE_HOME, in /tmp), so its hosts are its own; every host a
+test started is stopped when it ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import REPO, run_cli, snapshot
+
+MATERIAL = {"op": "material_create", "material_type": "StandardMaterial3D",
+            "properties": {"roughness": 0.25, "albedo_color": "#336699"}}
+
+
+def material(project: Path | str, path: str = "materials/warm.tres") -> str:
+    return json.dumps({**MATERIAL, "project_path": str(project), "resource_path": path})
+
+
+def hosts(cache: Path) -> list[psutil.Process]:
+    """The warm hosts whose sockets are in `cache` (this test's)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info["cmdline"] or []
+        if "godot_bridge.front.warm" in cmdline and any(str(cache) in part for part in cmdline):
+            found.append(process)
+    return found
+
+
+def engines_of(host: psutil.Process) -> list[int]:
+    """The pids of the engines a host serves with (whatever the wall puts in between)."""
+    return sorted(p.pid for p in host.children(recursive=True) if "main.gd" in " ".join(p.cmdline()))
+
+
+@pytest.fixture
+def cache(monkeypatch: pytest.MonkeyPatch, godot_bin: str) -> Iterator[Path]:
+    # Short: a Unix socket's address is at most ~100 bytes, and tmp_path is longer.
+    folder = Path(tempfile.mkdtemp(prefix="gbw"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    monkeypatch.setenv("GODOT_BIN", godot_bin)
+    yield folder
+    for host in hosts(folder):
+        for process in [*host.children(recursive=True), host]:
+            process.kill()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def warm(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    if cwd == REPO:
+        return run_cli("run", "--warm", *args)
+    done = subprocess.run([sys.executable, "-m", "godot_bridge", "run", "--warm", *args], capture_output=True,
+                          text=True, timeout=120, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return done
+
+
+def test_second_run_is_served_by_the_first_runs_engine(project: Path, cache: Path) -> None:
+    first = warm(material(project))
+    assert first.returncode == 0, first.stderr
+    (host,) = hosts(cache)
+    engines = engines_of(host)
+    assert len(engines) == 1
+    second = warm(material(project, "materials/warm2.tres"))
+    assert second.returncode == 0, second.stderr
+    assert hosts(cache) == [host] and engines_of(host) == engines
+    reply = json.loads(second.stdout)
+    assert reply["result"] == "ok" and reply["resource_path"] == "materials/warm2.tres"
+    text = (project / "materials/warm2.tres").read_text()
+    assert "roughness = 0.25" in text and reply["uid"] in text
+
+
+def test_a_warm_reply_is_the_cold_reply(project: Path, cache: Path, tmp_path: Path) -> None:
+    """The host serves a request as `run` does: the same reply, the same error replies, the same exit status."""
+    requests = [
+        material(project),
+        json.dumps({"op": "resource_read", "project_path": str(project), "resource_path": "materials/warm.tres"}),
+        json.dumps({"op": "resource_read", "project_path": str(project), "resource_path": "missing.tres"}),
+        json.dumps({**MATERIAL, "project_path": str(project), "resource_path": "m.tres",
+                    "properties": {"no_such_property": 1}}),
+    ]
+    for request in requests:
+        cold, hot = run_cli("run", request), warm(request)
+        assert (hot.returncode, json.loads(hot.stdout)) == (cold.returncode, json.loads(cold.stdout)), request
+    # Not a request, and a project that is not one: served cold, with the cold error reply.
+    for request in ["{not json", json.dumps({**MATERIAL, "project_path": str(tmp_path), "resource_path": "m.tres"})]:
+        cold, hot = run_cli("run", request), warm(request)
+        assert hot.returncode == cold.returncode == 1
+        assert json.loads(hot.stdout) == json.loads(cold.stdout)
+    assert len(hosts(cache)) == 1
+
+
+def test_a_relative_project_path_is_taken_from_the_callers_folder(project: Path, cache: Path) -> None:
+    (project / "sub").mkdir()
+    done = warm(material("..", "materials/from_sub.tres"), cwd=project / "sub")
+    assert done.returncode == 0, done.stderr
+    done = warm(material(".", "materials/from_root.tres"), cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert (project / "materials/from_sub.tres").is_file() and (project / "materials/from_root.tres").is_file()
+    assert len(hosts(cache)) == 1
+
+
+def test_each_project_and_each_setting_has_its_own_host(project: Path, cache: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "project.godot").write_text("config_version=5\n")
+    assert warm(material(project)).returncode == 0
+    assert warm(material(other)).returncode == 0
+    assert run_cli("--timeout", "30", "run", "--warm", material(project)).returncode == 0
+    assert len(hosts(cache)) == 3
+    assert (other / "materials/warm.tres").is_file()
+
+
+def test_the_host_ends_once_idle_and_leaves_nothing(project: Path, cache: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GODOT_BRIDGE_WARM_IDLE", "1")
+    assert warm(material(project)).returncode == 0
+    (host,) = hosts(cache)
+    engines = engines_of(host)
+    host.wait(timeout=20)
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+                   for pid in engines)
+    assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
+
+
+def test_a_killed_host_is_replaced(project: Path, cache: Path) -> None:
+    assert warm(material(project)).returncode == 0
+    (host,) = hosts(cache)
+    for process in [*host.children(recursive=True), host]:
+        process.send_signal(signal.SIGKILL)
+    host.wait(timeout=10)
+    assert list((cache / "godot-bridge" / "hosts").glob("*.sock")), "the dead host's socket stays behind"
+    done = warm(material(project, "materials/again.tres"))
+    assert done.returncode == 0, done.stderr
+    assert (project / "materials/again.tres").is_file()
+    (new,) = hosts(cache)
+    assert new.pid != host.pid
+
+
+def test_no_host_in_a_folder_others_may_open(project: Path, cache: Path) -> None:
+    folder = cache / "godot-bridge" / "hosts"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    done = warm(material(project))
+    assert done.returncode == 0 and json.loads(done.stdout)["result"] == "ok"
+    assert "not a folder only you can open" in done.stderr
+    assert hosts(cache) == [] and list(folder.iterdir()) == []
+
+
+def test_the_socket_is_only_its_users(project: Path, cache: Path) -> None:
+    assert warm(material(project)).returncode == 0
+    folder = cache / "godot-bridge" / "hosts"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    (address,) = folder.glob("*.sock")
+    assert stat.S_IMODE(address.stat().st_mode) & 0o077 == 0
+    if os.getuid() == 0:
+        # Another user cannot reach it: nobody (65534) is refused at the folder.
+        child = os.fork()
+        if child == 0:
+            os.setuid(65534)
+            try:
+                socket.socket(socket.AF_UNIX).connect(str(address))
+            except PermissionError:
+                os._exit(3)
+            os._exit(0)
+        assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 3
+
+
+def test_a_host_answers_only_requests_with_its_settings(project: Path, cache: Path) -> None:
+    assert warm(material(project)).returncode == 0
+    (address,) = (cache / "godot-bridge" / "hosts").glob("*.sock")
+    before = snapshot(project)
+    with socket.socket(socket.AF_UNIX) as connection:
+        connection.connect(str(address))
+        connection.sendall(json.dumps({"key": "another", "cwd": str(project),
+                                       "request": material(project, "sneaked.tres")}).encode())
+        connection.shutdown(socket.SHUT_WR)
+        answer = connection.recv(1000)
+    assert json.loads(answer) == {"host": "other"}
+    assert snapshot(project) == before
+
+
+def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> None:
+    from godot_bridge import warm_run
+
+    assert warm(material(project)).returncode == 0
+    (host,) = hosts(cache)
+    reply = warm_run(json.loads(material(project, "materials/api.tres")))
+    assert reply["result"] == "ok" and (project / "materials/api.tres").is_file()
+    assert hosts(cache) == [host]
+    reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
+    assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
