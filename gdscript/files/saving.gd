@@ -105,7 +105,7 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 			_drop(writes[i])
 		return
 	for write: Dictionary in writes:
-		if job.failed():
+		if job.failed() or job.journal.is_empty():
 			break
 		var old: Variant = Marshalls.raw_to_base64(write["old"]) if write["old"] != null else null
 		var new: String = FileAccess.get_sha256(write["temp"])
