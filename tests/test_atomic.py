@@ -18,6 +18,7 @@ import pytest
 
 from conftest import REPO, run_cli
 from godot_bridge import Bridge
+from godot_bridge.engine import wall
 from godot_bridge.errors import SaveFailed
 from godot_bridge.serving import journal, locks
 
@@ -342,3 +343,37 @@ def test_a_killed_requests_files_are_put_back_without_writing_through_a_link(pro
     target.write_bytes(b"half-written by a killed engine")
     assert locks.restore(taken) == [target]
     assert target.read_bytes() == old and outside.read_text() == "mine"
+
+
+@pytest.mark.skipif(not wall.status()[0], reason="no Landlock on this kernel: doctor says the wall is down")
+def test_an_atomic_batchs_engines_may_write_its_journal_and_nothing_beside_it(
+        project: Path, godot_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wall the starter builds for an atomic batch's engine, with a probe run behind it in the
+    engine's place: it may append to the journal and write in the project, and may create no file or
+    link in the journal's folder (where a planted link could steer the undo)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    walls: list[tuple[list[Path], list[Path]]] = []
+    build = wall.argv
+
+    def recorded(engine_argv: list[str], *, read: list[Path], write: list[Path]) -> list[str]:
+        walls.append((list(read), list(write)))
+        return build(engine_argv, read=read, write=write)
+
+    monkeypatch.setattr(wall, "argv", recorded)
+    with Bridge(godot_bin) as bridge:
+        (reply,) = bridge.batch([lines(project)[0]], atomic=True)
+    assert reply["result"] == "ok", reply
+    read, write = walls[-1]
+    (journal_file,) = [path for path in write if path != project]
+    assert journal_file.parent.parent == tmp_path / "cache" / "godot-bridge" / "journals"
+    # The batch is over and its journal gone: put one back for the probe (a rule needs its file).
+    journal_file.parent.mkdir(parents=True, exist_ok=True)
+    journal_file.write_text("")
+    probe = ('echo entry >> "$1" && echo appended; touch "$2/planted" 2>/dev/null && echo planted; '
+             'ln -s /etc/passwd "$2/link" 2>/dev/null && echo linked; touch "$3/inside" && echo inside')
+    done = subprocess.run(build(["/bin/sh", "-c", probe, "sh", str(journal_file), str(journal_file.parent),
+                                 str(project)], read=read, write=write), capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["appended", "inside"], done.stderr
+    assert journal_file.read_text() == "entry\n"
+    assert not {"planted", "link"} & {p.name for p in journal_file.parent.iterdir()}
+    assert (project / "inside").is_file()
