@@ -31,12 +31,14 @@ def material(project: Path | str, path: str = "materials/warm.tres") -> str:
 
 
 def hosts(cache: Path) -> list[psutil.Process]:
-    """The warm hosts whose sockets are in `cache` (this test's)."""
+    """The warm hosts whose sockets are in `cache` (this test's): each runs from its sockets' folder."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
-        cmdline = process.info["cmdline"] or []
-        if "godot_bridge.front.warm" in cmdline and any(str(cache) in part for part in cmdline):
-            found.append(process)
+        try:
+            if "godot_bridge.front.warm" in (process.info["cmdline"] or []) and str(cache) in process.cwd():
+                found.append(process)
+        except psutil.Error:
+            pass  # gone meanwhile
     return found
 
 
@@ -50,6 +52,7 @@ def cache(monkeypatch: pytest.MonkeyPatch, godot_bin: str) -> Iterator[Path]:
     # Short: a Unix socket's address is at most ~100 bytes, and tmp_path is longer.
     folder = Path(tempfile.mkdtemp(prefix="gbw"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("GODOT_BIN", godot_bin)
     yield folder
     for host in hosts(folder):
@@ -111,14 +114,17 @@ def test_a_relative_project_path_is_taken_from_the_callers_folder(project: Path,
     assert len(hosts(cache)) == 1
 
 
-def test_each_project_and_each_setting_has_its_own_host(project: Path, cache: Path, tmp_path: Path) -> None:
+def test_each_project_and_each_setting_has_its_own_host(project: Path, cache: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "project.godot").write_text("config_version=5\n")
     assert warm(material(project)).returncode == 0
     assert warm(material(other)).returncode == 0
     assert run_cli("--timeout", "30", "run", "--warm", material(project)).returncode == 0
-    assert len(hosts(cache)) == 3
+    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
+    assert warm(material(project)).returncode == 0
+    assert len(hosts(cache)) == 4
     assert (other / "materials/warm.tres").is_file()
 
 
@@ -132,6 +138,7 @@ def test_the_host_ends_once_idle_and_leaves_nothing(project: Path, cache: Path,
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
                    for pid in engines)
     assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
+    assert not list((cache / "godot-bridge" / "hosts").glob("*.log"))
 
 
 def test_a_killed_host_is_replaced(project: Path, cache: Path) -> None:
@@ -148,13 +155,20 @@ def test_a_killed_host_is_replaced(project: Path, cache: Path) -> None:
     assert new.pid != host.pid
 
 
-def test_no_host_in_a_folder_others_may_open(project: Path, cache: Path) -> None:
+def test_no_host_in_a_folder_others_may_open_or_change(project: Path, cache: Path) -> None:
     folder = cache / "godot-bridge" / "hosts"
     folder.mkdir(parents=True)
     folder.chmod(0o755)
     done = warm(material(project))
     assert done.returncode == 0 and json.loads(done.stdout)["result"] == "ok"
     assert "not a folder only you can open" in done.stderr
+    assert hosts(cache) == [] and list(folder.iterdir()) == []
+    # A folder above it that others may write in: they could put another folder in its place.
+    folder.chmod(0o700)
+    (cache / "godot-bridge").chmod(0o777)
+    done = warm(material(project))
+    assert done.returncode == 0 and json.loads(done.stdout)["result"] == "ok"
+    assert "is a folder another user may change" in done.stderr
     assert hosts(cache) == [] and list(folder.iterdir()) == []
 
 
@@ -181,14 +195,89 @@ def test_a_host_answers_only_requests_with_its_settings(project: Path, cache: Pa
     assert warm(material(project)).returncode == 0
     (address,) = (cache / "godot-bridge" / "hosts").glob("*.sock")
     before = snapshot(project)
+    assert ask(address, {"key": "another", "cwd": str(project), "request": material(project, "sneaked.tres")}) \
+        == {"host": "other"}
+    assert snapshot(project) == before
+
+
+def test_a_host_serves_its_own_project_only(project: Path, cache: Path, tmp_path: Path) -> None:
+    """A message with the host's key (so from this user, with its settings) naming another project is
+    not served there; the same message naming the host's project is."""
+    from godot_bridge.front import warm as warm_module
+
+    assert warm(material(project)).returncode == 0
+    (address,) = (cache / "godot-bridge" / "hosts").glob("*.sock")
+    (host,) = hosts(cache)
+    assert not any(str(cache) in part or "PATH" in part for part in host.cmdline())  # no settings in `ps`
+    key = json.dumps(warm_module._settings(project.resolve(), None, 60.0, True, str(REPO)), sort_keys=True)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "project.godot").write_text("config_version=5\n")
+    assert ask(address, {"key": key, "cwd": str(REPO), "request": material(other)}) == {"host": "other"}
+    assert not (other / "materials").exists()
+    served = ask(address, {"key": key, "cwd": str(REPO), "request": material(project, "materials/by_key.tres")})
+    assert served["result"] == "ok" and (project / "materials/by_key.tres").is_file()
+
+
+def ask(address: Path, message: dict[str, object]) -> dict[str, object]:
+    answer: dict[str, object] = json.loads(ask_raw(address, json.dumps(message).encode()))
+    return answer
+
+
+def ask_raw(address: Path, data: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX) as connection:
         connection.connect(str(address))
-        connection.sendall(json.dumps({"key": "another", "cwd": str(project),
-                                       "request": material(project, "sneaked.tres")}).encode())
+        connection.sendall(data)
         connection.shutdown(socket.SHUT_WR)
-        answer = connection.recv(1000)
-    assert json.loads(answer) == {"host": "other"}
-    assert snapshot(project) == before
+        return connection.recv(1 << 16)
+
+
+def test_no_python_file_of_the_project_runs_in_the_host(project: Path, cache: Path) -> None:
+    """The host is a Python process: a module in the project named like one it imports must not be
+    imported in its place (`python -m` puts the folder it starts in first on sys.path)."""
+    for module in ("socket", "json", "zlib", "pydantic", "filelock", "logging", "godot_bridge"):
+        marker = project / f"ran_{module}"
+        code = f"open({str(marker)!r}, 'w').close()\n"
+        if module == "godot_bridge":
+            (project / module).mkdir()
+            (project / module / "__init__.py").write_text(code)
+        else:
+            (project / f"{module}.py").write_text(code)
+    done = warm(material(project))
+    assert done.returncode == 0, done.stderr
+    done = warm(json.dumps({"op": "resource_read", "project_path": str(project),
+                            "resource_path": "materials/warm.tres"}))
+    assert done.returncode == 0, done.stderr
+    assert not list(project.glob("ran_*"))
+
+
+def test_new_files_get_the_same_permissions_as_a_cold_run(project: Path, cache: Path) -> None:
+    assert run_cli("run", material(project, "cold/made.tres")).returncode == 0
+    assert warm(material(project, "warm/made.tres")).returncode == 0
+    assert warm(material(project, "warm/again.tres")).returncode == 0
+    mode = stat.S_IMODE
+    assert mode((project / "warm").stat().st_mode) == mode((project / "cold").stat().st_mode)
+    assert mode((project / "warm/again.tres").stat().st_mode) == mode((project / "cold/made.tres").stat().st_mode)
+
+
+def test_with_no_godot_the_reply_is_the_cold_one(project: Path, cache: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GODOT_BIN", str(tmp_path / "no" / "godot"))
+    cold, hot = run_cli("run", material(project)), warm(material(project))
+    assert json.loads(cold.stdout)["error"]["code"] == "engine_not_found"
+    assert (hot.returncode, json.loads(hot.stdout)) == (cold.returncode, json.loads(cold.stdout))
+    again = warm(material(project))
+    assert json.loads(again.stdout) == json.loads(cold.stdout)
+
+
+def test_the_runtime_folder_holds_the_sockets_where_there_is_one(project: Path, cache: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = cache / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert warm(material(project)).returncode == 0
+    assert list((runtime / "godot-bridge").glob("*.sock"))
+    assert not (cache / "godot-bridge" / "hosts").exists()
 
 
 def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> None:
@@ -199,5 +288,10 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     reply = warm_run(json.loads(material(project, "materials/api.tres")))
     assert reply["result"] == "ok" and (project / "materials/api.tres").is_file()
     assert hosts(cache) == [host]
+    # A host this process starts is not its child: no zombie is left here when it ends.
+    (project / "sub").mkdir()
+    reply = warm_run(material("..", "materials/api2.tres"), relative_to=str(project / "sub"), timeout=30)
+    assert reply["result"] == "ok" and (project / "materials/api2.tres").is_file()
+    assert not [child for child in psutil.Process().children() if "godot_bridge.front.warm" in child.cmdline()]
     reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)

@@ -1,31 +1,35 @@
 """A warm engine per project, reused across processes: `godot-bridge run --warm` and `warm_run()`.
 
-A cold `run` spends ~0.4 s before its request: the engine starts and compiles the bridge's GDScript
+A cold `run` spends ~0.5 s before its request: the engine starts and compiles the bridge's GDScript
 (~0.3 s of it). With `--warm`, the first `run` on a project starts a host process
 (`python -m godot_bridge.front.warm`) holding a Bridge and its engine for that project, and every
 later one hands its request to that host and prints the reply: the engine is already up.
 
-The host listens on a Unix socket in a folder only its user can open (cache_dir()/hosts, mode
-0700, checked before each use; a local socket, never a network one), and on Linux also checks the
-user of each connection. It serves one request at a time, as one `Bridge.run()` each (the same
-checks, locks, journal recovery and replies as a cold run), and ends once no request has come for
-its idle time (GODOT_BRIDGE_WARM_IDLE seconds, default 600). A host serves requests only with the
-settings it was started with: the project, the Godot it was told (or what would choose one: GODOT_BIN,
-GODOT, GODOT4, PATH), --timeout, --no-import, and the bridge's own code (its version and its files'
-times), so a changed setting or an upgraded bridge starts another host, and the old one idles out.
+The host listens on a Unix socket (never a network one) in a folder only its user can open:
+$XDG_RUNTIME_DIR/godot-bridge where that is set, else cache_dir()/hosts. Before each use the client
+checks that folder (its user's, mode 0700) and every folder above it (its user's or root's, and
+writable by no one else unless sticky), and on Linux that the host it reached runs as its user; the
+host checks each client likewise. The host runs from that folder, not the project, so that no
+Python file in a project can be imported in its place. It serves one request at a time, each as
+`Bridge.run()` serves it (the same checks, locks, journal recovery and replies as a cold run), for
+its own project only, and ends once no request has come for its idle time (GODOT_BRIDGE_WARM_IDLE
+seconds, default 600). A host serves requests only with the settings it was started with (_key():
+the project, the Godot chosen and what would choose one, --timeout, --no-import, the umask, the
+environment the bridge and the engine read, this machine, the bridge's own code), so a changed
+setting or an upgraded bridge gets another host, and the old one idles out.
 
 This module's client side imports only the standard library and the path checks: a warm `run` is
-~25 ms of Python start and this module, plus the request.
+Python's start, this module and the request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import stat
 import sys
-import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -41,6 +45,9 @@ _START_WAIT = 30.0
 _MESSAGE_MAX = 256 << 20
 _SOCKET_PATH_MAX = 100
 _CODE = Path(__file__).resolve().parents[2]
+_KEYED_ENVIRONMENT = ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+                      "XDG_CONFIG_HOME", "XDG_DATA_DIRS")
+"""Variables the bridge or the engine reads (with every GODOT* one): a host is started with the client's."""
 
 
 def available() -> bool:
@@ -55,14 +62,17 @@ def warm_run(
     """Serve one request (a decoded JSON object, or its text) through its project's warm host,
     started if none is up; return its reply. Where no host can serve it (no Unix sockets, a
     request that names no project, allow_scripts), it is served by a Bridge of this process."""
-    text = request if isinstance(request, str) else json.dumps(request)
-    reply = ask_host(text, godot=godot, timeout=timeout, auto_import=auto_import,
-                     cwd=relative_to if relative_to is not None else os.getcwd())
+    cwd = os.path.abspath(relative_to if relative_to is not None else os.getcwd())
+    try:
+        text = request if isinstance(request, str) else json.dumps(request)
+    except (TypeError, ValueError):
+        text = None
+    reply = ask_host(text, godot=godot, timeout=timeout, auto_import=auto_import, cwd=cwd) if text else None
     if reply is not None:
         return reply
     from godot_bridge.front.api import Bridge
 
-    with Bridge(godot, timeout=timeout, auto_import=auto_import, relative_to=relative_to) as bridge:
+    with Bridge(godot, timeout=timeout, auto_import=auto_import, relative_to=cwd) as bridge:
         return bridge.run(request)
 
 
@@ -78,31 +88,40 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     folder = _hosts_folder()
     if folder is None:
         return None
-    key = _key(root, godot, timeout, auto_import)
+    settings = _settings(root, godot, timeout, auto_import, cwd)
+    key = json.dumps(settings, sort_keys=True)
     name = f"{zlib.crc32(key.encode()):08x}{zlib.adler32(key.encode()):08x}"
     address = str(folder / f"{name}.sock")
     if len(address.encode()) > _SOCKET_PATH_MAX:
-        sys.stderr.write(f"godot-bridge: {folder} is too deep for a Unix socket's address (at most "
-                         f"{_SOCKET_PATH_MAX} bytes; XDG_CACHE_HOME moves it): served without a warm host\n")
+        _note(f"{folder} is too deep for a Unix socket's address (at most {_SOCKET_PATH_MAX} bytes): served "
+              "without a warm host")
         return None
-    message = (json.dumps({"key": key, "cwd": cwd, "request": text}, ensure_ascii=False) + "\n").encode()
-    connection = _connect(address)
+    try:
+        message = json.dumps({"key": key, "cwd": cwd, "request": text}, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return None  # not UTF-8 (a name from the system in another encoding): served cold
+    connection = _connect(address) or _start(folder, name, address, settings, key)
     if connection is None:
-        connection = _start(folder, name, address, key, root, godot, timeout, auto_import)
-        if connection is None:
-            return None
+        return None
+    log = folder / f"{name}.log"
     with connection:
+        if not _same_user(connection):
+            _note(f"the warm host at {address} is another user's: served without it")
+            return None
         try:
             connection.sendall(message)
             connection.shutdown(socket.SHUT_WR)
             answer = _read_all(connection)
         except OSError:
             answer = b""
-    if not answer:
-        # The host ended after taking the request: it may have been served. Not served again here.
-        return _crashed(text, "the warm host of this project ended before it replied; the request may have been "
-                        f"served (its log: {folder / (name + '.log')})")
-    reply: dict[str, Any] = json.loads(answer)
+    try:
+        reply = json.loads(answer) if answer else None
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict) or reply.get("host") == "failed":
+        # The host ended, or failed, after taking the request: it may have been served. Not served again here.
+        return _crashed(text, "the warm host of this project ended or failed before it replied; the request may "
+                        f"have been served (its log: {log})")
     return None if reply.get("host") == "other" else reply
 
 
@@ -110,37 +129,63 @@ def _project(text: str, cwd: str) -> Path | None:
     """The real project folder a request names, or None (not a request, no project, allow_scripts)."""
     try:
         request = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(request, dict) or request.get("allow_scripts") is True:
-        return None
-    project = request.get("project_path")
-    if not isinstance(project, str):
-        return None
-    try:
+        project = request.get("project_path") if isinstance(request, dict) else None
+        if not isinstance(project, str) or request.get("allow_scripts") is True:
+            return None
         return paths.project_root(project, cwd)
-    except BridgeError:
+    except (ValueError, RecursionError, BridgeError):
         return None
 
 
 def _hosts_folder() -> Path | None:
-    """cache_dir()/hosts, made if missing; None unless this user owns it and no one else may enter it."""
-    folder = cache_dir() / "hosts"
+    """The folder of the hosts' sockets, made if missing; None (with a note) unless no other user can
+    enter it, or replace it or a folder above it."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) / "godot-bridge" if runtime and os.path.isabs(runtime) else cache_dir() / "hosts"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        sys.stderr.write(f"godot-bridge: {folder} is not a folder only you can open: served without a warm host\n")
+        problem = _not_private(folder)
+    except OSError as exc:
+        problem = f"it cannot be made ({exc.strerror})"
+    if problem:
+        _note(f"{folder}: {problem}: served without a warm host")
         return None
     return folder
 
 
-def _key(root: Path, godot: str | None, timeout: float, auto_import: bool) -> str:
-    """Every setting a host serves with: a host answers only requests with the same key."""
-    finder = [godot] if godot is not None else [os.environ.get(n) for n in ("GODOT_BIN", "GODOT", "GODOT4", "PATH")]
-    return json.dumps([str(root), finder, repr(float(timeout)), auto_import, __version__, _code_times()])
+def _not_private(folder: Path) -> str:
+    """Why another user could reach into `folder` ("" when none could)."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return "not a folder only you can open"
+    above = Path(os.path.realpath(folder)).parent
+    for place in [above, *above.parents]:
+        info = os.stat(place)
+        shared = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
+        if info.st_uid not in (0, os.getuid()) or shared:
+            return f"{place} is a folder another user may change"
+    return ""
+
+
+def _settings(root: Path, godot: str | None, timeout: float, auto_import: bool, cwd: str) -> dict[str, Any]:
+    """What a host serves with: the project, the Godot named, the environment the bridge and the engine
+    read (a Godot path and PATH's folders made absolute: the host runs elsewhere), the umask, this
+    machine and the code."""
+    environment = {name: value for name, value in os.environ.items()
+                   if name in _KEYED_ENVIRONMENT or name.startswith("GODOT")}
+    environment.pop("GODOT_BRIDGE_WARM_IDLE", None)
+    if "PATH" in environment:
+        environment["PATH"] = os.pathsep.join(os.path.join(cwd, part) if part else cwd
+                                              for part in environment["PATH"].split(os.pathsep))
+    for name in ("GODOT_BIN", "GODOT", "GODOT4"):
+        if os.sep in environment.get(name, ""):
+            environment[name] = os.path.join(cwd, environment[name])
+    named = os.path.join(cwd, godot) if godot is not None and os.sep in godot else godot
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return {"root": str(root), "godot": named, "timeout": float(timeout), "import": auto_import,
+            "environment": environment, "umask": umask, "machine": socket.gethostname(),
+            "python": sys.executable, "code": [str(_CODE), __version__, _code_times()]}
 
 
 def _code_times() -> int:
@@ -166,39 +211,57 @@ def _connect(address: str) -> socket.socket | None:
     return connection
 
 
-def _start(
-    folder: Path, name: str, address: str, key: str, root: Path, godot: str | None, timeout: float,
-    auto_import: bool,
-) -> socket.socket | None:
-    """Start the host at `address` (one process at a time per address: a file lock) and connect."""
+def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key: str) -> socket.socket | None:
+    """Start the host at `address` and connect to it; one client at a time starts hosts (a file lock).
+    The process started binds the socket, then leaves the host running on its own and exits: its
+    exit status says whether the host listens."""
     import subprocess
 
     from filelock import FileLock, Timeout
 
+    log = folder / f"{name}.log"
     try:
-        with FileLock(str(folder / f"{name}.lock"), timeout=_START_WAIT):
+        with FileLock(str(folder / "start.lock"), timeout=_START_WAIT):
             connection = _connect(address)
             if connection is not None:
                 return connection
             if os.path.lexists(address):
-                os.unlink(address)
-            with open(folder / f"{name}.log", "wb") as log:
-                host = subprocess.Popen(
-                    [sys.executable, "-m", "godot_bridge.front.warm", address, key, str(root), godot or "",
-                     repr(float(timeout)), "import" if auto_import else "no-import"],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
-                    cwd=str(root))
-            deadline = time.monotonic() + _START_WAIT
-            while time.monotonic() < deadline and host.poll() is None:
-                connection = _connect(address)
-                if connection is not None:
-                    return connection
-                time.sleep(0.01)
-    except (Timeout, OSError):
+                os.unlink(address)  # a host that is gone: nothing answers there
+            _note(f"starting a warm host for {settings['root']} (it ends after {_idle():g} s without a request; "
+                  f"its log: {log})")
+            environment = {**os.environ, **settings["environment"]}
+            output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+            try:
+                # From the hosts folder, so that `-m` puts no project folder on the host's sys.path.
+                launcher = subprocess.Popen(
+                    [sys.executable, "-m", "godot_bridge.front.warm"], stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL, stderr=output, cwd=folder, env=environment, start_new_session=True)
+            finally:
+                os.close(output)
+            try:
+                launcher.communicate(json.dumps({"address": address, "key": key, "log": str(log), **settings})
+                                     .encode(), timeout=_START_WAIT)
+            except subprocess.TimeoutExpired:
+                launcher.kill()
+                launcher.wait()
+            if launcher.returncode == 0:
+                return _connect(address)
+    except Timeout:
+        _note("another warm host is still starting: served without one")
+        return None
+    except (OSError, subprocess.SubprocessError):
         pass
-    sys.stderr.write(f"godot-bridge: the warm host did not start (its log: {folder / (name + '.log')}); "
-                     "served without it\n")
+    _note(f"the warm host did not start (its log: {log}): served without it")
     return None
+
+
+def _idle() -> float:
+    """The host's idle time: GODOT_BRIDGE_WARM_IDLE seconds when that is a positive number."""
+    try:
+        idle = float(os.environ.get("GODOT_BRIDGE_WARM_IDLE") or IDLE_DEFAULT)
+    except ValueError:
+        return IDLE_DEFAULT
+    return idle if 0 < idle < float("inf") else IDLE_DEFAULT
 
 
 def _read_all(connection: socket.socket) -> bytes:
@@ -210,85 +273,9 @@ def _read_all(connection: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def _crashed(text: str, message: str) -> dict[str, Any]:
-    from godot_bridge.requests.request import refuse
-
-    try:
-        source = json.loads(text)
-    except ValueError:
-        source = None
-    return refuse(source, EngineCrashed(message))
-
-
-# ----- the host ----------------------------------------------------------------------------------
-
-
-def host(address: str, key: str, project: str, godot: str, timeout: float, auto_import: bool) -> int:
-    """Serve the requests sent to `address` until none comes for the idle time; return the exit status."""
-    import logging
-
-    from godot_bridge.front.api import Bridge
-
-    logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
-    idle = float(os.environ.get("GODOT_BRIDGE_WARM_IDLE") or IDLE_DEFAULT)
-    os.umask(0o077)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(address)
-    listener.listen(64)
-    ours = os.stat(address).st_ino
-    with Bridge(godot or None, timeout=timeout, auto_import=auto_import) as bridge:
-        bridge.prewarm(project, 1)
-        listener.settimeout(idle)
-        try:
-            while True:
-                try:
-                    connection, _ = listener.accept()
-                except TimeoutError:
-                    break
-                _serve(bridge, connection, key)
-        finally:
-            # Gone from its address first, so that no new request comes; then those already queued are served.
-            if os.path.lexists(address) and os.stat(address).st_ino == ours:
-                os.unlink(address)
-            listener.settimeout(0)
-            while True:
-                try:
-                    connection, _ = listener.accept()
-                except OSError:
-                    break
-                _serve(bridge, connection, key)
-            listener.close()
-    return 0
-
-
-def _serve(bridge: Any, connection: socket.socket, key: str) -> None:
-    with connection:
-        connection.setblocking(True)
-        connection.settimeout(_START_WAIT)
-        try:
-            if not _same_user(connection):
-                return
-            data = _read_all(connection)
-            if len(data) > _MESSAGE_MAX:
-                return
-            message = json.loads(data)
-            if message.get("key") != key:
-                connection.sendall(b'{"host": "other"}\n')
-                return
-            try:
-                os.chdir(message["cwd"])
-            except OSError:
-                # Its relative paths cannot be taken as the client meant: the client serves it itself.
-                connection.sendall(b'{"host": "other"}\n')
-                return
-            reply = bridge.run(message["request"])
-            connection.sendall((json.dumps(reply, ensure_ascii=False) + "\n").encode())
-        except (OSError, ValueError, KeyError, AttributeError):
-            return
-
-
 def _same_user(connection: socket.socket) -> bool:
-    """Whether the peer is this user (Linux tells; elsewhere the folder's mode alone keeps others out)."""
+    """Whether the other end runs as this user (Linux tells; elsewhere the folder's checks alone
+    keep other users out)."""
     if not hasattr(socket, "SO_PEERCRED"):
         return True
     import struct
@@ -298,5 +285,127 @@ def _same_user(connection: socket.socket) -> bool:
     return uid == os.getuid()
 
 
+def _crashed(text: str, message: str) -> dict[str, Any]:
+    from godot_bridge.requests.request import refuse
+
+    try:
+        source = json.loads(text)
+    except (ValueError, RecursionError):
+        source = None
+    return refuse(source, EngineCrashed(message))
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"godot-bridge: {message}\n")
+
+
+# ----- the host ----------------------------------------------------------------------------------
+
+
+def host() -> int:
+    """Read the host's settings from stdin, listen, and go on in a process of its own (this one exits
+    0 once the socket listens); serve until no request comes for the idle time."""
+    settings = json.loads(sys.stdin.buffer.read())
+    address, home = settings["address"], os.getcwd()
+    umask = os.umask(0o077)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(address)
+    finally:
+        os.umask(umask)
+    listener.listen(64)
+    ours = os.stat(address).st_ino
+    if os.fork() != 0:
+        os._exit(0)
+    try:
+        _serve_all(listener, settings, home, ours)
+    finally:
+        _leave(address, ours)
+        listener.close()
+    # Ended as planned: its log holds nothing anyone needs.
+    with contextlib.suppress(OSError):
+        os.unlink(settings["log"])
+    return 0
+
+
+def _serve_all(listener: socket.socket, settings: dict[str, Any], home: str, ours: int) -> None:
+    import logging
+
+    from godot_bridge.front.api import Bridge
+
+    logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
+    with Bridge(settings["godot"], timeout=settings["timeout"], auto_import=settings["import"]) as bridge:
+        # No Godot, or no project any more: each request then gets its error reply.
+        with contextlib.suppress(BridgeError):
+            bridge.prewarm(settings["root"], 1)
+        listener.settimeout(_idle())
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                break
+            _serve(bridge, connection, settings, home)
+        # Gone from its address first, so that no new request comes; then those queued are served.
+        _leave(settings["address"], ours)
+        listener.settimeout(0)
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                break
+            _serve(bridge, connection, settings, home)
+
+
+def _leave(address: str, ours: int) -> None:
+    """Remove the socket at `address` if it is still this host's (not a newer host's)."""
+    with contextlib.suppress(OSError):
+        if os.stat(address).st_ino == ours:
+            os.unlink(address)
+
+
+def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], home: str) -> None:
+    """Serve one client: its request's reply, or {"host": "other"} for one this host is not to serve
+    (the client serves it itself), or {"host": "failed"}."""
+    import logging
+
+    answer: dict[str, Any] = {"host": "other"}
+    with connection:
+        connection.setblocking(True)
+        connection.settimeout(_START_WAIT)
+        try:
+            if not _same_user(connection):
+                return
+            request = _request(connection, settings)
+            if request is not None:
+                answer = bridge.run(request)
+        except Exception:
+            logging.getLogger("godot_bridge").exception("the warm host failed on a request")
+            answer = {"host": "failed"}
+        finally:
+            try:
+                os.chdir(home)
+            except OSError:
+                os.chdir("/")
+        with contextlib.suppress(OSError):
+            connection.sendall((json.dumps(answer, ensure_ascii=False) + "\n").encode())
+
+
+def _request(connection: socket.socket, settings: dict[str, Any]) -> str | None:
+    """The request a client sent, with this host's folder changed to the client's; None for a message
+    this host is not to serve: not whole, with other settings, or on another project."""
+    try:
+        data = _read_all(connection)
+        message = json.loads(data) if len(data) <= _MESSAGE_MAX else None
+        if not (isinstance(message, dict) and message.get("key") == settings["key"]
+                and isinstance(message.get("cwd"), str) and isinstance(message.get("request"), str)
+                and os.path.isabs(message["cwd"])):
+            return None
+        os.chdir(message["cwd"])
+    except (OSError, ValueError, RecursionError):
+        return None
+    request: str = message["request"]
+    return request if str(_project(request, message["cwd"])) == settings["root"] else None
+
+
 if __name__ == "__main__":
-    sys.exit(host(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6] == "import"))
+    sys.exit(host())
