@@ -306,7 +306,7 @@ static func _prove_resource(
 		job.fail(
 			Job.INVALID_VALUE,
 			(
-				"%s.%s: %s.%s would not keep this value: the saved file holds %s; nothing was written"
+				"%s.%s: %s.%s would not keep this value: the file written, loaded back, holds %s; nothing was written"
 				% [member, name, resource.get_class(), name, _shown(written.get(name))]
 			),
 			member
