@@ -203,3 +203,11 @@ _SYSTEM: System = Windows() if sys.platform == "win32" else Posix()
 def current() -> System:
     """Return the operating system's way of starting and holding engines."""
     return _SYSTEM
+
+
+def fork_away() -> None:
+    """Go on in a child process and end this one at once (exit status 0): the child, adopted by the
+    system, outlives whoever started this process without being left for it to reap (a warm host,
+    front/warm.py). POSIX only, and before any thread is started."""
+    if os.fork() != 0:
+        os._exit(0)

@@ -219,6 +219,8 @@ def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key:
 
     from filelock import FileLock, Timeout
 
+    from godot_bridge.engine import platform
+
     log = folder / f"{name}.log"
     try:
         with FileLock(str(folder / "start.lock"), timeout=_START_WAIT):
@@ -235,7 +237,8 @@ def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key:
                 # From the hosts folder, so that `-m` puts no project folder on the host's sys.path.
                 launcher = subprocess.Popen(
                     [sys.executable, "-m", "godot_bridge.front.warm"], stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL, stderr=output, cwd=folder, env=environment, start_new_session=True)
+                    stdout=subprocess.DEVNULL, stderr=output, cwd=folder, env=environment,
+                    **platform.current().popen_options())
             finally:
                 os.close(output)
             try:
@@ -305,6 +308,8 @@ def _note(message: str) -> None:
 def host() -> int:
     """Read the host's settings from stdin, listen, and go on in a process of its own (this one exits
     0 once the socket listens); serve until no request comes for the idle time."""
+    from godot_bridge.engine import platform
+
     settings = json.loads(sys.stdin.buffer.read())
     address, home = settings["address"], os.getcwd()
     umask = os.umask(0o077)
@@ -315,8 +320,7 @@ def host() -> int:
         os.umask(umask)
     listener.listen(64)
     ours = os.stat(address).st_ino
-    if os.fork() != 0:
-        os._exit(0)
+    platform.fork_away()
     try:
         _serve_all(listener, settings, home, ours)
     finally:
@@ -338,22 +342,21 @@ def _serve_all(listener: socket.socket, settings: dict[str, Any], home: str, our
         # No Godot, or no project any more: each request then gets its error reply.
         with contextlib.suppress(BridgeError):
             bridge.prewarm(settings["root"], 1)
-        listener.settimeout(_idle())
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                break
-            _serve(bridge, connection, settings, home)
+        _serve_queue(bridge, listener, _idle(), settings, home)
         # Gone from its address first, so that no new request comes; then those queued are served.
         _leave(settings["address"], ours)
-        listener.settimeout(0)
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                break
-            _serve(bridge, connection, settings, home)
+        _serve_queue(bridge, listener, 0, settings, home)
+
+
+def _serve_queue(bridge: Any, listener: socket.socket, wait: float, settings: dict[str, Any], home: str) -> None:
+    """Serve each client until none comes within `wait` seconds (0: those already waiting)."""
+    listener.settimeout(wait)
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        _serve(bridge, connection, settings, home)
 
 
 def _leave(address: str, ours: int) -> None:
