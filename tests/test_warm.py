@@ -210,13 +210,20 @@ def test_a_host_serves_its_own_project_only(project: Path, cache: Path, tmp_path
     (host,) = hosts(cache)
     assert not any(str(cache) in part or "PATH" in part for part in host.cmdline())  # no settings in `ps`
     key = json.dumps(warm_module._settings(project.resolve(), None, 60.0, True, str(REPO)), sort_keys=True)
+    token = address.with_suffix(".token").read_text()
     other = tmp_path / "other"
     other.mkdir()
     (other / "project.godot").write_text("config_version=5\n")
-    assert ask(address, {"key": key, "cwd": str(REPO), "request": material(other)}) == {"host": "other"}
+    mine = material(project, "materials/by_key.tres")
+    assert ask(address, {"key": key, "token": token, "cwd": str(REPO), "request": material(other)}) == {"host": "other"}
     assert not (other / "materials").exists()
-    served = ask(address, {"key": key, "cwd": str(REPO), "request": material(project, "materials/by_key.tres")})
+    # Without the secret beside the socket (which an engine behind the wall cannot read), nothing either.
+    for wrong in ({}, {"token": "0" * 64}):
+        assert ask(address, {"key": key, **wrong, "cwd": str(REPO), "request": mine}) == {"host": "other"}
+    assert not (project / "materials/by_key.tres").exists()
+    served = ask(address, {"key": key, "token": token, "cwd": str(REPO), "request": mine})
     assert served["result"] == "ok" and (project / "materials/by_key.tres").is_file()
+    assert stat.S_IMODE(address.with_suffix(".token").stat().st_mode) == 0o600
 
 
 def ask(address: Path, message: dict[str, object]) -> dict[str, object]:
@@ -295,3 +302,41 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     assert not [child for child in psutil.Process().children() if "godot_bridge.front.warm" in child.cmdline()]
     reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
+
+
+def test_an_empty_path_entry_does_not_make_the_project_a_place_to_find_godot(
+        project: Path, cache: Path, godot_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty PATH entry (a trailing colon) means the current folder to a shell; discovery looks in
+    no such folder, so a project's own `godot4` never runs (not even asked its version)."""
+    marker = project / "ran_godot4"
+    fake = project / "godot4"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\necho 4.6.3.stable\n")
+    fake.chmod(0o755)
+    monkeypatch.delenv("GODOT_BIN")
+    monkeypatch.setenv("PATH", f"{Path(godot_bin).parent}:{os.path.dirname(sys.executable)}:/usr/bin:/bin:")
+    done = warm(material(".", "materials/path.tres"), cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert hosts(cache) and not marker.exists()
+
+
+def test_a_shared_umask_still_makes_private_folders(project: Path, cache: Path) -> None:
+    old = os.umask(0o002)
+    try:
+        done = warm(material(project))
+    finally:
+        os.umask(old)
+    assert done.returncode == 0 and "served without a warm host" not in done.stderr, done.stderr
+    assert stat.S_IMODE((cache / "godot-bridge").stat().st_mode) == 0o700
+    assert hosts(cache)
+
+
+def test_sigterm_ends_the_host_and_its_engine(project: Path, cache: Path) -> None:
+    assert warm(material(project)).returncode == 0
+    (host,) = hosts(cache)
+    engines = engines_of(host)
+    host.terminate()
+    host.wait(timeout=20)
+    assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
+    assert not list((cache / "godot-bridge" / "hosts").glob("*.token"))
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+                   for pid in engines)

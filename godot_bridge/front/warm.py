@@ -9,8 +9,10 @@ The host listens on a Unix socket (never a network one) in a folder only its use
 $XDG_RUNTIME_DIR/godot-bridge where that is set, else cache_dir()/hosts. Before each use the client
 checks that folder (its user's, mode 0700) and every folder above it (its user's or root's, and
 writable by no one else unless sticky), and on Linux that the host it reached runs as its user; the
-host checks each client likewise. The host runs from that folder, not the project, so that no
-Python file in a project can be imported in its place. It serves one request at a time, each as
+host checks each client likewise, and takes only clients that send the secret it wrote beside its
+socket (engines run as the same user and may reach the socket through the wall, but cannot read
+that folder). The host runs from that folder, not the project, so that no Python file in a project
+can be imported in its place. It serves one request at a time, each as
 `Bridge.run()` serves it (the same checks, locks, journal recovery and replies as a cold run), for
 its own project only, and ends once no request has come for its idle time (GODOT_BRIDGE_WARM_IDLE
 seconds, default 600). A host serves requests only with the settings it was started with (_key():
@@ -25,6 +27,7 @@ Python's start, this module and the request.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import socket
@@ -96,20 +99,22 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         _note(f"{folder} is too deep for a Unix socket's address (at most {_SOCKET_PATH_MAX} bytes): served "
               "without a warm host")
         return None
-    try:
-        message = json.dumps({"key": key, "cwd": cwd, "request": text}, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return None  # not UTF-8 (a name from the system in another encoding): served cold
     connection = _connect(address) or _start(folder, name, address, settings, key)
     if connection is None:
         return None
     log = folder / f"{name}.log"
     with connection:
-        if not _same_user(connection):
-            _note(f"the warm host at {address} is another user's: served without it")
+        token = _read_token(folder / f"{name}.token")
+        if not _same_user(connection) or token is None:
+            _note(f"the warm host at {address} is not this user's: served without it")
             return None
         try:
-            connection.sendall(message)
+            message = json.dumps({"key": key, "token": token, "cwd": cwd, "request": text}, ensure_ascii=False)
+            data = message.encode()
+        except UnicodeEncodeError:
+            return None  # not UTF-8 (a name from the system in another encoding): served cold
+        try:
+            connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)
             answer = _read_all(connection)
         except OSError:
@@ -143,7 +148,11 @@ def _hosts_folder() -> Path | None:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     folder = Path(runtime) / "godot-bridge" if runtime and os.path.isabs(runtime) else cache_dir() / "hosts"
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # The folders made here are this user's alone, whatever the umask (002 would make them shared).
+        for missing in reversed([place for place in [folder, *folder.parents] if not os.path.lexists(place)]):
+            missing.mkdir(mode=0o700, exist_ok=True)
+        # Checked and used by its real path: a link on the way, changed later, changes nothing.
+        folder = Path(os.path.realpath(folder))
         problem = _not_private(folder)
     except OSError as exc:
         problem = f"it cannot be made ({exc.strerror})"
@@ -154,12 +163,11 @@ def _hosts_folder() -> Path | None:
 
 
 def _not_private(folder: Path) -> str:
-    """Why another user could reach into `folder` ("" when none could)."""
+    """Why another user could reach into `folder`, a real path ("" when none could)."""
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return "not a folder only you can open"
-    above = Path(os.path.realpath(folder)).parent
-    for place in [above, *above.parents]:
+    for place in folder.parents:
         info = os.stat(place)
         shared = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
         if info.st_uid not in (0, os.getuid()) or shared:
@@ -174,18 +182,38 @@ def _settings(root: Path, godot: str | None, timeout: float, auto_import: bool, 
     environment = {name: value for name, value in os.environ.items()
                    if name in _KEYED_ENVIRONMENT or name.startswith("GODOT")}
     environment.pop("GODOT_BRIDGE_WARM_IDLE", None)
-    if "PATH" in environment:
-        environment["PATH"] = os.pathsep.join(os.path.join(cwd, part) if part else cwd
-                                              for part in environment["PATH"].split(os.pathsep))
+    for name in ("PATH", "PYTHONPATH"):
+        if name in environment:
+            # Relative folders as the run would take them; empty ones are not looked in (discovery.py:
+            # a project's own `godot` must not run), so they go.
+            environment[name] = os.pathsep.join(os.path.join(cwd, part)
+                                                for part in environment[name].split(os.pathsep) if part)
     for name in ("GODOT_BIN", "GODOT", "GODOT4"):
         if os.sep in environment.get(name, ""):
             environment[name] = os.path.join(cwd, environment[name])
     named = os.path.join(cwd, godot) if godot is not None and os.sep in godot else godot
+    return {"root": str(root), "godot": named, "timeout": float(timeout), "import": auto_import,
+            "environment": environment, "umask": _umask(), "machine": socket.gethostname(),
+            "python": sys.executable, "code": _code()}
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it where the system tells (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     umask = os.umask(0o022)
     os.umask(umask)
-    return {"root": str(root), "godot": named, "timeout": float(timeout), "import": auto_import,
-            "environment": environment, "umask": umask, "machine": socket.gethostname(),
-            "python": sys.executable, "code": [str(_CODE), __version__, _code_times()]}
+    return umask
+
+
+def _code() -> list[Any]:
+    """The bridge's code: where it is, its version and the newest time of its files."""
+    return [str(_CODE), __version__, _code_times()]
 
 
 def _code_times() -> int:
@@ -197,8 +225,25 @@ def _code_times() -> int:
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             for file in files:
                 if file.endswith((".py", ".gd", ".json")):
-                    newest = max(newest, os.stat(os.path.join(where, file)).st_mtime_ns)
+                    with contextlib.suppress(OSError):  # gone meanwhile (an upgrade going on)
+                        newest = max(newest, os.stat(os.path.join(where, file)).st_mtime_ns)
     return newest
+
+
+def _read_token(path: Path) -> str | None:
+    """The secret a host wrote beside its socket for its clients (None when there is none that is
+    this user's). Engines, behind the wall, can reach the socket but cannot read this folder."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with open(handle, encoding="ascii") as file:
+        if os.fstat(handle).st_uid != os.getuid():
+            return None
+        try:
+            return file.read(128).strip() or None
+        except ValueError:
+            return None
 
 
 def _connect(address: str) -> socket.socket | None:
@@ -242,8 +287,8 @@ def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key:
             finally:
                 os.close(output)
             try:
-                launcher.communicate(json.dumps({"address": address, "key": key, "log": str(log), **settings})
-                                     .encode(), timeout=_START_WAIT)
+                place = {"address": address, "token": str(folder / f"{name}.token"), "log": str(log)}
+                launcher.communicate(json.dumps({"key": key, **place, **settings}).encode(), timeout=_START_WAIT)
             except subprocess.TimeoutExpired:
                 launcher.kill()
                 launcher.wait()
@@ -307,45 +352,73 @@ def _note(message: str) -> None:
 
 def host() -> int:
     """Read the host's settings from stdin, listen, and go on in a process of its own (this one exits
-    0 once the socket listens); serve until no request comes for the idle time."""
+    0 once the socket listens, 1 when this host is not to serve); serve until no request comes for
+    the idle time."""
+    import logging
+    import secrets
+
     from godot_bridge.engine import platform
 
+    # Imported before this process says it listens: a host that cannot import its code never serves.
+    from godot_bridge.front.api import Bridge
+
     settings = json.loads(sys.stdin.buffer.read())
-    address, home = settings["address"], os.getcwd()
-    umask = os.umask(0o077)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if settings["code"] != _code() or settings["python"] != sys.executable:
+        _note("this host's code is not the code of the run that started it (an upgrade going on?)")
+        return 1
+    settings["secret"] = secrets.token_hex(32)
+    place = _Place(settings)
+    platform.detach()
+    logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
+    home = os.getcwd()
     try:
-        listener.bind(address)
+        with Bridge(settings["godot"], timeout=settings["timeout"], auto_import=settings["import"]) as bridge:
+            # No Godot, or no project any more: each request then gets its error reply.
+            with contextlib.suppress(BridgeError):
+                bridge.prewarm(settings["root"], 1)
+            _serve_queue(bridge, place.listener, _idle(), settings, home)
+            # Gone from its address first, so that no new request comes; then those queued are served.
+            place.leave()
+            _serve_queue(bridge, place.listener, 0, settings, home)
     finally:
-        os.umask(umask)
-    listener.listen(64)
-    ours = os.stat(address).st_ino
-    platform.fork_away()
-    try:
-        _serve_all(listener, settings, home, ours)
-    finally:
-        _leave(address, ours)
-        listener.close()
+        place.leave()
     # Ended as planned: its log holds nothing anyone needs.
-    with contextlib.suppress(OSError):
-        os.unlink(settings["log"])
+    place.forget_log()
     return 0
 
 
-def _serve_all(listener: socket.socket, settings: dict[str, Any], home: str, ours: int) -> None:
-    import logging
+class _Place:
+    """Where a host is found: its socket, and beside it the secret its clients must send (a file only
+    this user can read: engines, which can reach the socket through the wall, cannot), and its log."""
 
-    from godot_bridge.front.api import Bridge
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.address, self.token, self.log = settings["address"], settings["token"], settings["log"]
+        umask = os.umask(0o077)
+        try:
+            handle = os.open(self.token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with open(handle, "w", encoding="ascii") as file:
+                file.write(settings["secret"])
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(self.address)
+        finally:
+            os.umask(umask)
+        self.listener.listen(64)
+        self._ours = {path: os.stat(path).st_ino for path in (self.address, self.token)}
+        self._log = os.fstat(sys.stderr.fileno()).st_ino
 
-    logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
-    with Bridge(settings["godot"], timeout=settings["timeout"], auto_import=settings["import"]) as bridge:
-        # No Godot, or no project any more: each request then gets its error reply.
-        with contextlib.suppress(BridgeError):
-            bridge.prewarm(settings["root"], 1)
-        _serve_queue(bridge, listener, _idle(), settings, home)
-        # Gone from its address first, so that no new request comes; then those queued are served.
-        _leave(settings["address"], ours)
-        _serve_queue(bridge, listener, 0, settings, home)
+    def leave(self) -> None:
+        """Remove the socket and the secret, once, each only while it is still this host's (a newer
+        host may have taken the address since)."""
+        for path, inode in self._ours.items():
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_ino == inode:
+                    os.unlink(path)
+        self._ours = {}
+
+    def forget_log(self) -> None:
+        with contextlib.suppress(OSError):
+            if os.stat(self.log).st_ino == self._log:
+                os.unlink(self.log)
 
 
 def _serve_queue(bridge: Any, listener: socket.socket, wait: float, settings: dict[str, Any], home: str) -> None:
@@ -357,13 +430,6 @@ def _serve_queue(bridge: Any, listener: socket.socket, wait: float, settings: di
         except OSError:
             return
         _serve(bridge, connection, settings, home)
-
-
-def _leave(address: str, ours: int) -> None:
-    """Remove the socket at `address` if it is still this host's (not a newer host's)."""
-    with contextlib.suppress(OSError):
-        if os.stat(address).st_ino == ours:
-            os.unlink(address)
 
 
 def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], home: str) -> None:
@@ -400,6 +466,8 @@ def _request(connection: socket.socket, settings: dict[str, Any]) -> str | None:
         data = _read_all(connection)
         message = json.loads(data) if len(data) <= _MESSAGE_MAX else None
         if not (isinstance(message, dict) and message.get("key") == settings["key"]
+                and isinstance(message.get("token"), str)
+                and hmac.compare_digest(message["token"].encode(), settings["secret"].encode())
                 and isinstance(message.get("cwd"), str) and isinstance(message.get("request"), str)
                 and os.path.isabs(message["cwd"])):
             return None
