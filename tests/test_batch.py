@@ -258,7 +258,8 @@ def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(
                 # A worker, not a version probe or a pack build; nor a child the engine forks to run a
                 # program (headless, it runs `xdg-user-dir` at start), which has the engine's command
                 # line until it execs.
-                if "--main-pack" in child.cmdline() and "--main-pack" not in child.parent().cmdline():
+                above = child.parent()
+                if "--main-pack" in child.cmdline() and (above is None or "--main-pack" not in above.cmdline()):
                     engines.add(child.pid)
             except psutil.Error:
                 continue
