@@ -412,12 +412,15 @@ class Bench:
         try:
             return self.per_request(argv, as_file=False)
         finally:
+            # The host's command line names nothing; its engine's names the project. SIGTERM ends a
+            # host as its idle time does: engine stopped, socket removed.
+            project = os.path.realpath(self.project)
             for process in psutil.process_iter(["cmdline"]):
-                cmdline = process.info["cmdline"] or []
-                if "godot_bridge.front.warm" in cmdline and str(self.project) in cmdline:
-                    for part in [*process.children(recursive=True), process]:
-                        with contextlib.suppress(psutil.Error):
-                            part.kill()
+                with contextlib.suppress(psutil.Error):
+                    if "godot_bridge.front.warm" in (process.info["cmdline"] or []) and any(
+                            project in part.cmdline() for part in process.children(recursive=True)):
+                        process.terminate()
+                        process.wait(timeout=30)
 
     def batch(self, jobs: int, *, atomic: bool = False) -> dict[str, Any]:
         """The whole batch through `godot-bridge batch --jobs N` (or `--atomic`); also the bridge
