@@ -138,24 +138,29 @@ def _run(args: argparse.Namespace) -> int:
         text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
+    reply = None
     if args.warm:
         from godot_bridge.front import warm
 
         reply = warm.ask_host(text, godot=args.godot, timeout=args.timeout, auto_import=not args.no_import,
                               cwd=os.getcwd())
-        if reply is not None:
-            _print(reply)
-            return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
+    if reply is None:
+        reply = _run_cold(args, text)
+    _print(reply)
+    return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
+
+
+def _run_cold(args: argparse.Namespace, text: str) -> dict[str, Any]:
+    """The reply to the request `text` from an engine started for it."""
     request = _decode(text)
     with _bridge(args) as bridge:
         _prewarm(bridge, request, 1)
         reply = bridge.run(request)
-        if isinstance(request, str) and not text.lstrip().startswith(("{", "[")) and "error" in reply:
-            reply["error"]["message"] += (
-                "; `godot-bridge run` takes the request itself as JSON, or @FILE naming a file that holds it, "
-                'e.g. {"op": "resource_read", "project_path": ".", "resource_path": "' + _example_path(text) + '"}')
-        _print(reply)
-    return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
+    if isinstance(request, str) and not text.lstrip().startswith(("{", "[")) and "error" in reply:
+        reply["error"]["message"] += (
+            "; `godot-bridge run` takes the request itself as JSON, or @FILE naming a file that holds it, "
+            'e.g. {"op": "resource_read", "project_path": ".", "resource_path": "' + _example_path(text) + '"}')
+    return reply
 
 
 def _example_path(text: str) -> str:

@@ -94,17 +94,17 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     settings = _settings(root, godot, timeout, auto_import, cwd)
     key = json.dumps(settings, sort_keys=True)
     name = f"{zlib.crc32(key.encode()):08x}{zlib.adler32(key.encode()):08x}"
-    address = str(folder / f"{name}.sock")
+    place = {kind: str(folder / f"{name}.{kind}") for kind in ("sock", "token", "log")}
+    address = place["sock"]
     if len(address.encode()) > _SOCKET_PATH_MAX:
         _note(f"{folder} is too deep for a Unix socket's address (at most {_SOCKET_PATH_MAX} bytes): served "
               "without a warm host")
         return None
-    connection = _connect(address) or _start(folder, name, address, settings, key)
+    connection = _connect(address) or _start(folder, place, settings, key)
     if connection is None:
         return None
-    log = folder / f"{name}.log"
     with connection:
-        token = _read_token(folder / f"{name}.token")
+        token = _read_token(place["token"])
         if not _same_user(connection) or token is None:
             _note(f"the warm host at {address} is not this user's: served without it")
             return None
@@ -126,7 +126,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     if not isinstance(reply, dict) or reply.get("host") == "failed":
         # The host ended, or failed, after taking the request: it may have been served. Not served again here.
         return _crashed(text, "the warm host of this project ended or failed before it replied; the request may "
-                        f"have been served (its log: {log})")
+                        f"have been served (its log: {place['log']})")
     return None if reply.get("host") == "other" else reply
 
 
@@ -230,7 +230,7 @@ def _code_times() -> int:
     return newest
 
 
-def _read_token(path: Path) -> str | None:
+def _read_token(path: str) -> str | None:
     """The secret a host wrote beside its socket for its clients (None when there is none that is
     this user's). Engines, behind the wall, can reach the socket but cannot read this folder."""
     try:
@@ -256,8 +256,9 @@ def _connect(address: str) -> socket.socket | None:
     return connection
 
 
-def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key: str) -> socket.socket | None:
-    """Start the host at `address` and connect to it; one client at a time starts hosts (a file lock).
+def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: str) -> socket.socket | None:
+    """Start the host whose socket, secret and log are `place` and connect to it; one client at a
+    time starts hosts (a file lock).
     The process started binds the socket, then leaves the host running on its own and exits: its
     exit status says whether the host listens."""
     import subprocess
@@ -266,7 +267,7 @@ def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key:
 
     from godot_bridge.engine import platform
 
-    log = folder / f"{name}.log"
+    address, log = place["sock"], place["log"]
     try:
         with FileLock(str(folder / "start.lock"), timeout=_START_WAIT):
             connection = _connect(address)
@@ -287,8 +288,8 @@ def _start(folder: Path, name: str, address: str, settings: dict[str, Any], key:
             finally:
                 os.close(output)
             try:
-                place = {"address": address, "token": str(folder / f"{name}.token"), "log": str(log)}
-                launcher.communicate(json.dumps({"key": key, **place, **settings}).encode(), timeout=_START_WAIT)
+                launcher.communicate(json.dumps({"key": key, "place": place, **settings}).encode(),
+                                     timeout=_START_WAIT)
             except subprocess.TimeoutExpired:
                 launcher.kill()
                 launcher.wait()
@@ -392,7 +393,7 @@ class _Place:
     this user can read: engines, which can reach the socket through the wall, cannot), and its log."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        self.address, self.token, self.log = settings["address"], settings["token"], settings["log"]
+        self.address, self.token, self.log = (settings["place"][kind] for kind in ("sock", "token", "log"))
         umask = os.umask(0o077)
         try:
             handle = os.open(self.token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
