@@ -38,8 +38,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import psutil
-
 from godot_bridge.engine import cache_dir
 from godot_bridge.errors import SaveFailed
 from godot_bridge.requests import paths
@@ -95,6 +93,10 @@ class Journal:
 
     def engine_started(self, pid: int) -> None:
         """Note an engine that serves the batch: a recovery waits for it to be gone."""
+        # psutil is imported where used, as in engine/process.py: it costs ~15-25 ms, and a `run`
+        # imports this module on its way to its engine's launch, where no journal is left to undo.
+        import psutil
+
         with contextlib.suppress(psutil.Error):
             self._append({"engine": pid, "started": psutil.Process(pid).create_time()})
 
@@ -156,6 +158,8 @@ def _owner_alive(journal: Path) -> bool:
     pid = entries[0].get("bridge") if entries else None
     if not isinstance(pid, int):
         return False
+    import psutil
+
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
@@ -253,6 +257,8 @@ def _wait_for_engines(engines: list[tuple[int, Any]]) -> None:
     second of its bridge, when it next writes to the pipe its bridge no longer reads); end those
     that are not. A pid now held by another process (its start time differs) is left alone, and a
     zombie is gone (an engine whose bridge died is reaped by whoever adopted it, maybe never)."""
+    import psutil
+
     deadline = time.monotonic() + ENGINES_GONE_WITHIN
     for pid, started in engines:
         try:
