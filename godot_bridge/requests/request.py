@@ -276,9 +276,12 @@ VALUE_MEMBERS = frozenset({"properties", "shape_params", "property_overrides"})
 """Members whose contents are property values (resource_read's `properties` is a list of names)."""
 
 
-_SUSPECT = re.compile(r"\\u|NaN|Infinity|\d[eE]|\d{16}")
+_SUSPECT_WORDS = ("\\u", "NaN", "Infinity")
+_SUSPECT_NUMBER = re.compile(r"\d(?:[eE]|\d{15})")
 """What check_input's refusals need in a request's text: an escape (a NUL, a lone surrogate), a
-non-finite number, an exponent (1e999 is inf), 16 digits in a row (beyond 2^53)."""
+non-finite number, an exponent (1e999 is inf), 16 digits in a row (beyond 2^53). The words are
+looked for with `in`, and the numbers with one pattern that starts at a digit: half the time of one
+pattern of five alternatives, tried at every character."""
 
 
 def _may_fail_check(text: str) -> bool:
@@ -288,7 +291,8 @@ def _may_fail_check(text: str) -> bool:
     Nesting deeper than MAX_DEPTH needs more than MAX_DEPTH brackets; everything else it refuses
     is written with one of _SUSPECT's forms or a character beyond ASCII.
     """
-    return not text.isascii() or text.count("[") + text.count("{") > MAX_DEPTH or _SUSPECT.search(text) is not None
+    return (not text.isascii() or text.count("[") + text.count("{") > MAX_DEPTH
+            or any(word in text for word in _SUSPECT_WORDS) or _SUSPECT_NUMBER.search(text) is not None)
 
 
 def check_input(raw: dict[str, Any]) -> None:
