@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from conftest import REPO, run_cli, snapshot
+from test_imports import IMPORTING, png
 
 MATERIAL = {"op": "material_create", "material_type": "StandardMaterial3D",
             "properties": {"roughness": 0.25, "albedo_color": "#336699"}}
@@ -340,3 +341,40 @@ def test_sigterm_ends_the_host_and_its_engine(project: Path, cache: Path) -> Non
     assert not list((cache / "godot-bridge" / "hosts").glob("*.token"))
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
                    for pid in engines)
+
+
+def textured(project: Path, path: str = "ui/panel.tres") -> str:
+    """A request that needs the project's icons/red.png imported (written here, never imported)."""
+    (project / "icons").mkdir(exist_ok=True)
+    (project / "icons" / "red.png").write_bytes(png())
+    return json.dumps({"op": "style_box_create", "project_path": str(project), "style_type": "StyleBoxTexture",
+                       "resource_path": path, "properties": {"texture": "icons/red.png"}})
+
+
+@pytest.mark.timeout(180)
+def test_what_the_bridge_says_while_serving_a_warm_run_reaches_that_runs_stderr(project: Path, cache: Path) -> None:
+    """The import a request needs is announced and timed on the run's stderr, as a cold run does it,
+    not only in the host's log; nothing of it reaches stdout, which holds the reply alone."""
+    assert warm(material(project)).returncode == 0  # the host is up; the project is not imported
+    done = warm(textured(project))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "ok"
+    assert done.stderr.count(f"{IMPORTING} {project}") == 1, done.stderr
+    assert f"godot-bridge: imported the assets of {project} in " in done.stderr
+    again = warm(json.dumps({**json.loads(textured(project)), "resource_path": "ui/again.tres"}))
+    assert again.returncode == 0 and IMPORTING not in again.stderr
+
+
+@pytest.mark.timeout(180)
+def test_warm_run_in_python_logs_what_the_bridge_says_while_serving_it(
+    project: Path, cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from godot_bridge import warm_run
+
+    assert warm_run(json.loads(material(project)))["result"] == "ok"
+    caplog.clear()
+    assert warm_run(textured(project))["result"] == "ok"
+    messages = [record.getMessage() for record in caplog.records if record.name == "godot_bridge"]
+    announced = (f"{IMPORTING} {project} (first use; 0 with import settings; the engine imports each texture, "
+                 "mesh and font once)")
+    assert [m for m in messages if m.startswith(IMPORTING)] == [announced]

@@ -143,11 +143,17 @@ def _run(args: argparse.Namespace) -> int:
         from godot_bridge.front import warm
 
         reply = warm.ask_host(text, godot=args.godot, timeout=args.timeout, auto_import=not args.no_import,
-                              cwd=os.getcwd())
+                              cwd=os.getcwd(), on_note=_show_note)
     if reply is None:
         reply = _run_cold(args, text)
     _print(reply)
     return EXIT_OK if reply["result"] == "ok" else EXIT_ERROR
+
+
+def _show_note(level: int, message: str) -> None:
+    """Show what the bridge said while a warm host served this run, as _log_to_stderr() shows it."""
+    sys.stderr.write(f"{message}\n")
+    sys.stderr.flush()
 
 
 def _run_cold(args: argparse.Namespace, text: str) -> dict[str, Any]:

@@ -15,7 +15,9 @@ that folder). The host runs from that folder, not the project, so that no Python
 can be imported in its place. It serves one request at a time, each as
 `Bridge.run()` serves it (the same checks, locks, journal recovery and replies as a cold run), for
 its own project only, and ends once no request has come for its idle time (GODOT_BRIDGE_WARM_IDLE
-seconds, default 600). A host serves requests only with the settings it was started with (_key():
+seconds, default 600). What the bridge logs while the host serves a request goes to that request's
+client, a line each before the reply (_notes_to(), _answer()): an import's progress shows where a
+cold run shows it. A host serves requests only with the settings it was started with (_key():
 the project, the Godot chosen and what would choose one, --timeout, --no-import, the umask, the
 environment the bridge and the engine read, this machine, the bridge's own code), so a changed
 setting or an upgraded bridge gets another host, and the old one idles out.
@@ -33,6 +35,7 @@ import socket
 import stat
 import sys
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,9 @@ IDLE_DEFAULT = 600.0
 _START_WAIT = 30.0
 _MESSAGE_MAX = 256 << 20
 _SOCKET_PATH_MAX = 100
+_NOTE = b'{"note": '
+"""How a line from a host that is a note starts (_notes_to() writes them; a reply starts otherwise)."""
+_WARNING = 30
 _CODE = Path(__file__).resolve().parents[2]
 _KEYED_ENVIRONMENT = ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
                       "XDG_CONFIG_HOME", "XDG_DATA_DIRS")
@@ -69,7 +75,9 @@ def warm_run(
         text = request if isinstance(request, str) else json.dumps(request)
     except (TypeError, ValueError):
         text = None
-    reply = ask_host(text, godot=godot, timeout=timeout, auto_import=auto_import, cwd=cwd) if text else None
+    reply = None
+    if text:
+        reply = ask_host(text, godot=godot, timeout=timeout, auto_import=auto_import, cwd=cwd, on_note=_log)
     if reply is not None:
         return reply
     from godot_bridge.front.api import Bridge
@@ -78,10 +86,12 @@ def warm_run(
         return bridge.run(request)
 
 
-def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool, cwd: str) -> dict[str, Any] | None:
+def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool, cwd: str,
+             on_note: Callable[[int, str], object]) -> dict[str, Any] | None:
     """The reply of the warm host of the project `text` names (started if none is up), or None
     where no host is to serve it: the caller serves it cold (which also gives a bad request its
-    error reply)."""
+    error reply). What the bridge logs while the host serves the request (an import's progress, say)
+    is given to `on_note` (level, message) as it comes, where a cold run would have logged it."""
     if not available():
         return None
     root = _project(text, cwd)
@@ -115,13 +125,9 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         try:
             connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)
-            answer = _read_all(connection)
+            reply = _answer(connection, on_note)
         except OSError:
-            answer = b""
-    try:
-        reply = json.loads(answer) if answer else None
-    except ValueError:
-        reply = None
+            reply = None
     if not isinstance(reply, dict) or reply.get("host") == "failed":
         # The host ended, or failed, after taking the request: it may have been served. Not served again here.
         return _crashed(text, "the warm host of this project ended or failed before it replied; the request may "
@@ -321,6 +327,23 @@ def _read_all(connection: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
+def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) -> Any:
+    """The host's answer, decoded (None where it is cut short or not JSON): its last line. Each line
+    before it is a note, given to `on_note` as it comes."""
+    with connection.makefile("rb") as lines:
+        while line := lines.readline(_MESSAGE_MAX):
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                return None
+            if not line.startswith(_NOTE):
+                return message if line.endswith(b"\n") else None
+            if isinstance(message, dict) and isinstance(message.get("note"), str):
+                level = message.get("level")
+                on_note(level if isinstance(level, int) else _WARNING, message["note"])
+    return None
+
+
 def _same_user(connection: socket.socket) -> bool:
     """Whether the other end runs as this user (Linux tells; elsewhere the folder's checks alone
     keep other users out)."""
@@ -345,6 +368,13 @@ def _crashed(text: str, message: str) -> dict[str, Any]:
 
 def _note(message: str) -> None:
     sys.stderr.write(f"godot-bridge: {message}\n")
+
+
+def _log(level: int, message: str) -> None:
+    """Log a host's note as the bridge's own message (what a cold warm_run() would have logged)."""
+    import logging
+
+    logging.getLogger("godot_bridge").log(level, message)
 
 
 # ----- the host ----------------------------------------------------------------------------------
@@ -446,7 +476,8 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                 return
             request = _request(connection, settings)
             if request is not None:
-                answer = bridge.run(request)
+                with _notes_to(connection):
+                    answer = bridge.run(request)
         except Exception:
             logging.getLogger("godot_bridge").exception("the warm host failed on a request")
             answer = {"host": "failed"}
@@ -457,6 +488,26 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                 os.chdir("/")
         with contextlib.suppress(OSError):
             connection.sendall((json.dumps(answer, ensure_ascii=False) + "\n").encode())
+
+
+@contextlib.contextmanager
+def _notes_to(connection: socket.socket) -> Iterator[None]:
+    """Send the client, as a note each, what the bridge logs meanwhile: where a cold run shows it."""
+    import logging
+
+    class Notes(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            note = {"note": record.getMessage(), "level": record.levelno}
+            with contextlib.suppress(OSError):  # the client is gone: the request is served all the same
+                connection.sendall((json.dumps(note, ensure_ascii=False) + "\n").encode())
+
+    handler = Notes()
+    logger = logging.getLogger("godot_bridge")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _request(connection: socket.socket, settings: dict[str, Any]) -> str | None:
