@@ -22,11 +22,15 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import re
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+
+# The launcher (this file run as a script, once per engine started) imports no more than it needs:
+# pathlib, re and typing cost it ~10 ms of its ~30. Type checkers take any TYPE_CHECKING as True.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Landlock's system calls (the same numbers on every architecture) and constants (linux/landlock.h).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -51,10 +55,10 @@ SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/pr
 OFF_VARIABLE = "GODOT_BRIDGE_WALL"
 """Set to "off" to start engines without the wall (for a Godot build that must open more)."""
 
-_LAUNCHER = Path(__file__).resolve()
+_LAUNCHER = os.path.realpath(__file__)
 _LAUNCHERS_FOLLOWED = 8
 _LAUNCHER_MAX = 64 * 1024
-_ABSOLUTE_PATH = re.compile(r"""/[^\s"'$:;|&()<>`]+""")
+_ABSOLUTE_PATH = r"""/[^\s"'$:;|&()<>`]+"""
 
 
 class _PathBeneath(ctypes.Structure):
@@ -97,7 +101,7 @@ def argv(engine_argv: Sequence[str], *, read: Sequence[Path], write: Sequence[Pa
         return list(engine_argv)
     folders = [arg for path in read for arg in ("--read", str(path))]
     folders += [arg for path in write for arg in ("--write", str(path))]
-    return [sys.executable, "-I", "-S", str(_LAUNCHER), *folders, "--", *engine_argv]
+    return [sys.executable, "-I", "-S", _LAUNCHER, *folders, "--", *engine_argv]
 
 
 def engine_reads(engine_path: str) -> list[Path]:
@@ -105,6 +109,9 @@ def engine_reads(engine_path: str) -> list[Path]:
     launcher script (as scripts/install-godot.sh writes, or a distribution's wrapper), the folders
     and the files' folders that the script names by absolute path, followed through launchers that
     start launchers."""
+    import re
+    from pathlib import Path
+
     found: list[Path] = []
     pending = [Path(engine_path)]
     seen: set[Path] = set()
@@ -114,7 +121,7 @@ def engine_reads(engine_path: str) -> list[Path]:
             continue
         seen.add(path)
         found.append(path.parent)
-        for named in map(Path, _ABSOLUTE_PATH.findall(_launcher_text(path))):
+        for named in map(Path, re.findall(_ABSOLUTE_PATH, _launcher_text(path))):
             if named.is_dir():
                 found.append(named)
             elif named.is_file():
