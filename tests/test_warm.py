@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -378,3 +379,43 @@ def test_warm_run_in_python_logs_what_the_bridge_says_while_serving_it(
     announced = (f"{IMPORTING} {project} (first use; 0 with import settings; the engine imports each texture, "
                  "mesh and font once)")
     assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
+
+
+@pytest.mark.timeout(180)
+def test_warm_run_says_nothing_where_its_user_configured_no_logging(project: Path, cache: Path) -> None:
+    """A library stays quiet unless its user configures logging: warm_run() as a cold Bridge is."""
+    assert warm(material(project)).returncode == 0
+    code = f"from godot_bridge import warm_run; print(warm_run({textured(project)!r})['result'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+
+
+def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message with text that is not Unicode (a file name in another encoding) is sent escaped, and
+    a client that reads nothing while its request is served makes the host drop its notes, not wait
+    on them: the reply still ends its own line."""
+    import logging
+
+    from godot_bridge.front import warm as warm_module
+
+    # Kept from pytest's capture, which cannot carry text that is not Unicode between its processes.
+    monkeypatch.setattr(logging.getLogger("godot_bridge"), "propagate", False)
+    said: list[str] = []
+    answers: list[object] = []
+    host, client = socket.socketpair()
+    with host, client:
+        with warm_module._notes_to(host) as notes:
+            logging.getLogger("godot_bridge").warning("godot-bridge: wrote icons/r\udce9d.png.import")
+            for _ in range(20_000):  # far beyond what the socket's buffer holds
+                logging.getLogger("godot_bridge").warning("godot-bridge: importing: %s", "x" * 200)
+        # The client reads again once the request is served.
+        reader = threading.Thread(target=lambda: answers.append(
+            warm_module._answer(client, lambda level, text: said.append(text))))
+        reader.start()
+        host.sendall(notes.reply_start + b'{"op": "resource_read", "result": "ok"}\n')
+        host.shutdown(socket.SHUT_WR)
+        reader.join(30)
+    assert answers == [{"op": "resource_read", "result": "ok"}]
+    assert said[0] == "godot-bridge: wrote icons/r\udce9d.png.import"
+    assert 1 < len(said) < 20_001

@@ -151,9 +151,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _show_note(level: int, message: str) -> None:
-    """Show what the bridge said while a warm host served this run, as _log_to_stderr() shows it."""
-    sys.stderr.write(f"{message}\n")
-    sys.stderr.flush()
+    """Show what the bridge said while a warm host served this run, as _log_to_stderr() shows it
+    (and, as logging does, never at the cost of the reply: a closed stderr loses the message only)."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"{message}\n")
+        sys.stderr.flush()
 
 
 def _run_cold(args: argparse.Namespace, text: str) -> dict[str, Any]:

@@ -37,12 +37,15 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from godot_bridge.engine import DEFAULT_TIMEOUT, cache_dir
 from godot_bridge.errors import BridgeError, EngineCrashed
 from godot_bridge.requests import paths
 from godot_bridge.version import __version__
+
+if TYPE_CHECKING:
+    import logging
 
 IDLE_DEFAULT = 600.0
 """Seconds a host waits for its next request before it ends (GODOT_BRIDGE_WARM_IDLE overrides)."""
@@ -91,13 +94,18 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     """The reply of the warm host of the project `text` names (started if none is up), or None
     where no host is to serve it: the caller serves it cold (which also gives a bad request its
     error reply). What the bridge logs while the host serves the request (an import's progress, say)
-    is given to `on_note` (level, message) as it comes, where a cold run would have logged it."""
+    is given to `on_note` (level, message) as it comes, where a cold run would have logged it, and
+    so is what this client has to say (a host started, or why none serves)."""
     if not available():
         return None
     root = _project(text, cwd)
     if root is None:
         return None
-    folder = _hosts_folder()
+
+    def say(message: str) -> None:
+        on_note(_WARNING, f"godot-bridge: {message}")
+
+    folder = _hosts_folder(say)
     if folder is None:
         return None
     settings = _settings(root, godot, timeout, auto_import, cwd)
@@ -106,16 +114,16 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     place = {kind: str(folder / f"{name}.{kind}") for kind in ("sock", "token", "log")}
     address = place["sock"]
     if len(address.encode()) > _SOCKET_PATH_MAX:
-        _note(f"{folder} is too deep for a Unix socket's address (at most {_SOCKET_PATH_MAX} bytes): served "
-              "without a warm host")
+        say(f"{folder} is too deep for a Unix socket's address (at most {_SOCKET_PATH_MAX} bytes): served "
+            "without a warm host")
         return None
-    connection = _connect(address) or _start(folder, place, settings, key)
+    connection = _connect(address) or _start(folder, place, settings, key, say)
     if connection is None:
         return None
     with connection:
         token = _read_token(place["token"])
         if not _same_user(connection) or token is None:
-            _note(f"the warm host at {address} is not this user's: served without it")
+            say(f"the warm host at {address} is not this user's: served without it")
             return None
         try:
             message = json.dumps({"key": key, "token": token, "cwd": cwd, "request": text}, ensure_ascii=False)
@@ -147,7 +155,7 @@ def _project(text: str, cwd: str) -> Path | None:
         return None
 
 
-def _hosts_folder() -> Path | None:
+def _hosts_folder(say: Callable[[str], None]) -> Path | None:
     """The folder of the hosts' sockets, made if missing; None (with a note) unless no other user can
     enter it, or replace it or a folder above it."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -162,7 +170,7 @@ def _hosts_folder() -> Path | None:
     except OSError as exc:
         problem = f"it cannot be made ({exc.strerror})"
     if problem:
-        _note(f"{folder}: {problem}: served without a warm host")
+        say(f"{folder}: {problem}: served without a warm host")
         return None
     return folder
 
@@ -261,7 +269,8 @@ def _connect(address: str) -> socket.socket | None:
     return connection
 
 
-def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: str) -> socket.socket | None:
+def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: str,
+           say: Callable[[str], None]) -> socket.socket | None:
     """Start the host whose socket, secret and log are `place` and connect to it; one client at a
     time starts hosts (a file lock).
     The process started binds the socket, then leaves the host running on its own and exits: its
@@ -280,8 +289,8 @@ def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: s
                 return connection
             if os.path.lexists(address):
                 os.unlink(address)  # a host that is gone: nothing answers there
-            _note(f"starting a warm host for {settings['root']} (it ends after {_idle():g} s without a request; "
-                  f"its log: {log})")
+            say(f"starting a warm host for {settings['root']} (it ends after {_idle():g} s without a request; "
+                f"its log: {log})")
             environment = {**os.environ, **settings["environment"]}
             output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
             try:
@@ -301,11 +310,11 @@ def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: s
             if launcher.returncode == 0:
                 return _connect(address)
     except Timeout:
-        _note("another warm host is still starting: served without one")
+        say("another warm host is still starting: served without one")
         return None
     except (OSError, subprocess.SubprocessError):
         pass
-    _note(f"the warm host did not start (its log: {log}): served without it")
+    say(f"the warm host did not start (its log: {log}): served without it")
     return None
 
 
@@ -332,11 +341,14 @@ def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) ->
     before it is a note, given to `on_note` as it comes."""
     with connection.makefile("rb") as lines:
         while line := lines.readline(_MESSAGE_MAX):
+            note = line.startswith(_NOTE)
             try:
                 message = json.loads(line)
             except (ValueError, RecursionError):
+                if note:
+                    continue  # a note the host sent in part (its client was not reading)
                 return None
-            if not line.startswith(_NOTE):
+            if not note:
                 return message if line.endswith(b"\n") else None
             if isinstance(message, dict) and isinstance(message.get("note"), str):
                 level = message.get("level")
@@ -373,6 +385,8 @@ def _note(message: str) -> None:
 def _log(level: int, message: str) -> None:
     """Log a host's note as the bridge's own message (what a cold warm_run() would have logged)."""
     import logging
+
+    import godot_bridge.serving  # noqa: F401  (its logger's NullHandler: quiet unless logging is configured)
 
     logging.getLogger("godot_bridge").log(level, message)
 
@@ -468,6 +482,7 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
     import logging
 
     answer: dict[str, Any] = {"host": "other"}
+    start = b""
     with connection:
         connection.setblocking(True)
         connection.settimeout(_START_WAIT)
@@ -476,8 +491,9 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                 return
             request = _request(connection, settings)
             if request is not None:
-                with _notes_to(connection):
+                with _notes_to(connection) as notes:
                     answer = bridge.run(request)
+                start = notes.reply_start
         except Exception:
             logging.getLogger("godot_bridge").exception("the warm host failed on a request")
             answer = {"host": "failed"}
@@ -487,25 +503,57 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
             except OSError:
                 os.chdir("/")
         with contextlib.suppress(OSError):
-            connection.sendall((json.dumps(answer, ensure_ascii=False) + "\n").encode())
+            # ASCII: a message may hold text that is not Unicode (a file name in another encoding).
+            connection.sendall(start + (json.dumps(answer) + "\n").encode())
+
+
+class _Notes:
+    """Sends the client what the bridge logs while its request is served, a note a line: only what
+    the serving thread logs, and without waiting (a client that does not read loses notes, and the
+    host does not stall on it)."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        import threading
+
+        self.connection: socket.socket | None = connection
+        self.thread = threading.get_ident()
+        self.reply_start = b""
+        """What the reply's line starts with: a new line where a note went out in part."""
+
+    def send(self, record: logging.LogRecord, handler: logging.Handler) -> None:
+        if record.thread != self.thread or self.connection is None:
+            return
+        try:
+            # ASCII: a message may hold text that is not Unicode (a file name in another encoding).
+            line = (json.dumps({"note": record.getMessage(), "level": record.levelno}) + "\n").encode()
+            sent = self.connection.send(line, socket.MSG_DONTWAIT)
+        except OSError:
+            sent = 0  # the client reads nothing now (or is gone): no more notes for it
+        except Exception:
+            handler.handleError(record)
+            return
+        if sent < len(line):
+            self.connection = None
+            if sent:
+                self.reply_start = b"\n"
 
 
 @contextlib.contextmanager
-def _notes_to(connection: socket.socket) -> Iterator[None]:
+def _notes_to(connection: socket.socket) -> Iterator[_Notes]:
     """Send the client, as a note each, what the bridge logs meanwhile: where a cold run shows it."""
     import logging
 
-    class Notes(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            note = {"note": record.getMessage(), "level": record.levelno}
-            with contextlib.suppress(OSError):  # the client is gone: the request is served all the same
-                connection.sendall((json.dumps(note, ensure_ascii=False) + "\n").encode())
+    notes = _Notes(connection)
 
-    handler = Notes()
+    class Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            notes.send(record, self)
+
+    handler = Handler()
     logger = logging.getLogger("godot_bridge")
     logger.addHandler(handler)
     try:
-        yield
+        yield notes
     finally:
         logger.removeHandler(handler)
 

@@ -289,7 +289,7 @@ def _may_fail_check(text: str) -> bool:
     and the walk, ~10 us of the ~100 us a request costs the front end, is skipped).
 
     Nesting deeper than MAX_DEPTH needs more than MAX_DEPTH brackets; everything else it refuses
-    is written with one of _SUSPECT's forms or a character beyond ASCII.
+    is written with one of the _SUSPECT_ forms or a character beyond ASCII.
     """
     return (not text.isascii() or text.count("[") + text.count("{") > MAX_DEPTH
             or any(word in text for word in _SUSPECT_WORDS) or _SUSPECT_NUMBER.search(text) is not None)
