@@ -10,7 +10,7 @@ needs no privilege (Linux 5.13+); where it is missing the engine runs without th
 The wall is put up by this file run as a launcher, which restricts itself and then becomes the
 engine (exec): `python -I -S wall.py --read DIR... --write DIR... -- ENGINE ARGS...`. A launcher, not
 a `preexec_fn`: the bridge starts engines from several threads, where running Python between fork
-and exec is unsafe. It costs one small interpreter start (~20 ms) per engine started.
+and exec is unsafe. It costs one small interpreter start (~25 ms here) per engine started.
 
 macOS and Windows (not built): sandbox-exec profiles (deprecated but working) or the App Sandbox would
 do on macOS; on Windows an AppContainer or a restricted token with the project's folder the only one

@@ -15,15 +15,17 @@ that folder). The host runs from that folder, not the project, so that no Python
 can be imported in its place. It serves one request at a time, each as
 `Bridge.run()` serves it (the same checks, locks, journal recovery and replies as a cold run), for
 its own project only, and ends once no request has come for its idle time (GODOT_BRIDGE_WARM_IDLE
-seconds, default 600). What the bridge logs while the host serves a request goes to that request's
-client, a line each before the reply (_notes_to(), _answer()): an import's progress shows where a
-cold run shows it. A host serves requests only with the settings it was started with (_key():
+seconds, default 600). What the bridge logs on the serving thread while the host serves a request
+goes to that request's client too, a line each before the reply, without waiting on it (_notes_to(),
+_answer()): an import's progress shows where a cold run shows it. A host serves requests only with
+the settings it was started with (_settings(), the key ask_host() makes of them:
 the project, the Godot chosen and what would choose one, --timeout, --no-import, the umask, the
 environment the bridge and the engine read, this machine, the bridge's own code), so a changed
 setting or an upgraded bridge gets another host, and the old one idles out.
 
-This module's client side imports only the standard library and the path checks: a warm `run` is
-Python's start, this module and the request.
+This module's client side imports only the standard library and a few light modules of the bridge
+(the path checks, its errors, its version): a warm `run` is Python's start, this module and the
+request. Starting a host imports more (filelock, subprocess).
 """
 
 from __future__ import annotations
