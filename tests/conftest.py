@@ -41,6 +41,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.engine if needs_godot else pytest.mark.unit)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The run's own cache folder (settings packs, version probes, warm hosts), not the user's: a test
+    that starts Godot through a path of its own (a copy, a link) would leave a settings pack for that
+    path in ~/.cache/godot-bridge on every run. A test that needs a cache of its own sets its own."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if before is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def godot_bin() -> str:
     """The Godot binary under test. Missing Godot fails the run: engine tests are never skipped."""
