@@ -60,10 +60,16 @@ SPEC_EXAMPLES: dict[str, list[dict[str, Any]]] = {
 }
 
 
+def server_environment(godot: str) -> dict[str, str]:
+    """What a server started by the SDK's client gets beside the SDK's few variables (HOME, PATH...):
+    the Godot to use, and the run's cache folder (conftest.py), not the user's."""
+    return {"GODOT_BIN": godot, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+
+
 def drive(godot: str, scenario: Scenario[T], *args: str, errlog: Path | None = None) -> T:
     """Start `python -m godot_bridge mcp ARGS`, connect the SDK's stdio client, and run `scenario`."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "godot_bridge", "mcp", *args], env={"GODOT_BIN": godot}, cwd=REPO
+        command=sys.executable, args=["-m", "godot_bridge", "mcp", *args], env=server_environment(godot), cwd=REPO
     )
 
     async def main(log: TextIO) -> T:
@@ -478,7 +484,7 @@ def test_a_missing_godot_is_said_on_stderr_at_start(tmp_path: Path) -> None:
 
 def test_project_dot_is_the_folder_the_client_starts_the_server_in(godot_bin: str, project: Path) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "godot_bridge", "mcp", "--project", "."],
-                                   env={"GODOT_BIN": godot_bin, "PYTHONPATH": str(REPO)}, cwd=str(project))
+                                   env={**server_environment(godot_bin), "PYTHONPATH": str(REPO)}, cwd=str(project))
 
     async def main() -> types.CallToolResult:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
