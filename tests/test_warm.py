@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -229,7 +230,8 @@ def test_a_host_serves_its_own_project_only(project: Path, cache: Path, tmp_path
 
 
 def ask(address: Path, message: dict[str, object]) -> dict[str, object]:
-    answer: dict[str, object] = json.loads(ask_raw(address, json.dumps(message).encode()))
+    """The host's answer to `message`: its last line (a line saying it took the request may come first)."""
+    answer: dict[str, object] = json.loads(ask_raw(address, json.dumps(message).encode()).splitlines()[-1])
     return answer
 
 
@@ -238,7 +240,8 @@ def ask_raw(address: Path, data: bytes) -> bytes:
         connection.connect(str(address))
         connection.sendall(data)
         connection.shutdown(socket.SHUT_WR)
-        return connection.recv(1 << 16)
+        with connection.makefile("rb") as answer:
+            return answer.read()
 
 
 def test_no_python_file_of_the_project_runs_in_the_host(project: Path, cache: Path) -> None:
@@ -405,6 +408,7 @@ def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypat
     answers: list[object] = []
     host, client = socket.socketpair()
     with host, client:
+        host.sendall(warm_module._TAKEN)
         with warm_module._notes_to(host) as notes:
             logging.getLogger("godot_bridge").warning("godot-bridge: wrote icons/r\udce9d.png.import")
             for _ in range(20_000):  # far beyond what the socket's buffer holds
@@ -416,6 +420,33 @@ def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypat
         host.sendall(notes.reply_start + b'{"op": "resource_read", "result": "ok"}\n')
         host.shutdown(socket.SHUT_WR)
         reader.join(30)
-    assert answers == [{"op": "resource_read", "result": "ok"}]
+    assert answers == [(True, {"op": "resource_read", "result": "ok"})]
     assert said[0] == "godot-bridge: wrote icons/r\udce9d.png.import"
     assert 1 < len(said) < 20_001
+
+
+@pytest.mark.timeout(240)
+def test_a_run_the_host_never_took_is_served_cold_when_the_host_ends(project: Path, cache: Path) -> None:
+    """A run waiting behind another when its host is ended was never taken: it is served as a plain
+    run, not answered engine_crashed. The run the host was serving may have been served: it is."""
+    assert warm(material(project)).returncode == 0
+    (host,) = hosts(cache)
+    for i in range(30):  # an import long enough to stop the host in the middle of
+        (project / "icons").mkdir(exist_ok=True)
+        (project / "icons" / f"tile_{i}.png").write_bytes(png(64, 64))
+    argv = [sys.executable, "-m", "godot_bridge", "run", "--warm"]  # as warm() runs it: the same host
+    busy = subprocess.Popen([*argv, textured(project)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert busy.stderr is not None
+    assert busy.stderr.readline().startswith(IMPORTING)  # the host is serving it
+    waiting = subprocess.Popen([*argv, material(project, "materials/queued.tres")], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not [c for c in psutil.net_connections("unix") if c.pid == waiting.pid] and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the waiting run has connected
+    host.terminate()
+    out, err = waiting.communicate(timeout=180)
+    assert waiting.returncode == 0, (out, err)
+    assert json.loads(out)["result"] == "ok" and (project / "materials/queued.tres").is_file()
+    busy_out, _ = busy.communicate(timeout=60)
+    assert json.loads(busy_out)["error"]["code"] == "engine_crashed"

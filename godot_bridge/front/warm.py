@@ -56,6 +56,8 @@ _MESSAGE_MAX = 256 << 20
 _SOCKET_PATH_MAX = 100
 _NOTE = b'{"note": '
 """How a line from a host that is a note starts (_notes_to() writes them; a reply starts otherwise)."""
+_TAKEN = b'{"taken": true}\n'
+"""The line a host sends once it takes a request, before serving it."""
 _WARNING = 30
 _CODE = Path(__file__).resolve().parents[2]
 _KEYED_ENVIRONMENT = ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
@@ -135,14 +137,20 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         try:
             connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)
-            reply = _answer(connection, on_note)
         except OSError:
-            reply = None
+            return None  # the host took nothing: it reads a request whole before it takes it
+        taken, reply = _answer(connection, on_note)
+    if not taken:
+        # Turned away (another key, say), or the host ended with this run still in its queue: nothing
+        # of it was served, so it is served here.
+        if not (isinstance(reply, dict) and reply.get("host") == "other"):
+            say(f"the warm host ended before it took this run (its log: {place['log']}): served without it")
+        return None
     if not isinstance(reply, dict) or reply.get("host") == "failed":
         # The host ended, or failed, after taking the request: it may have been served. Not served again here.
         return _crashed(text, "the warm host of this project ended or failed before it replied; the request may "
                         f"have been served (its log: {place['log']})")
-    return None if reply.get("host") == "other" else reply
+    return reply
 
 
 def _project(text: str, cwd: str) -> Path | None:
@@ -338,24 +346,32 @@ def _read_all(connection: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) -> Any:
-    """The host's answer, decoded (None where it is cut short or not JSON): its last line. Each line
-    before it is a note, given to `on_note` as it comes."""
-    with connection.makefile("rb") as lines:
-        while line := lines.readline(_MESSAGE_MAX):
-            note = line.startswith(_NOTE)
-            try:
-                message = json.loads(line)
-            except (ValueError, RecursionError):
-                if note:
-                    continue  # a note the host sent in part (its client was not reading)
-                return None
-            if not note:
-                return message if line.endswith(b"\n") else None
-            if isinstance(message, dict) and isinstance(message.get("note"), str):
-                level = message.get("level")
-                on_note(level if isinstance(level, int) else _WARNING, message["note"])
-    return None
+def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) -> tuple[bool, Any]:
+    """Whether the host took the request (it says so before it serves it), and its answer, decoded:
+    its last line (None where the stream ends or breaks before it, or it is not JSON). Each line
+    between is a note, given to `on_note` as it comes."""
+    taken = False
+    try:
+        with connection.makefile("rb") as lines:
+            while line := lines.readline(_MESSAGE_MAX):
+                if line == _TAKEN:
+                    taken = True
+                    continue
+                note = line.startswith(_NOTE)
+                try:
+                    message = json.loads(line)
+                except (ValueError, RecursionError):
+                    if note:
+                        continue  # a note the host sent in part (its client was not reading)
+                    return taken, None
+                if not note:
+                    return taken, message if line.endswith(b"\n") else None
+                if isinstance(message, dict) and isinstance(message.get("note"), str):
+                    level = message.get("level")
+                    on_note(level if isinstance(level, int) else _WARNING, message["note"])
+    except OSError:
+        pass  # the host is gone: what it said so far stands
+    return taken, None
 
 
 def _same_user(connection: socket.socket) -> bool:
@@ -493,6 +509,10 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                 return
             request = _request(connection, settings)
             if request is not None:
+                # Said before anything of it is served: a client that never reads it (this host ended
+                # with the client still queued) knows that nothing was, and serves the request itself.
+                with contextlib.suppress(OSError):
+                    connection.sendall(_TAKEN)
                 with _notes_to(connection) as notes:
                     answer = bridge.run(request)
                 start = notes.reply_start
