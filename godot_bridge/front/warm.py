@@ -500,7 +500,7 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
     import logging
 
     answer: dict[str, Any] = {"host": "other"}
-    start = b""
+    notes: _Notes | None = None
     with connection:
         connection.setblocking(True)
         connection.settimeout(_START_WAIT)
@@ -515,7 +515,6 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                     connection.sendall(_TAKEN)
                 with _notes_to(connection) as notes:
                     answer = bridge.run(request)
-                start = notes.reply_start
         except Exception:
             logging.getLogger("godot_bridge").exception("the warm host failed on a request")
             answer = {"host": "failed"}
@@ -524,6 +523,9 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                 os.chdir(home)
             except OSError:
                 os.chdir("/")
+        # A note cut short (its client was not reading) ends where the reply's own line begins, even
+        # when the request failed after it.
+        start = notes.reply_start if notes is not None else b""
         with contextlib.suppress(OSError):
             # ASCII: a message may hold text that is not Unicode (a file name in another encoding).
             connection.sendall(start + (json.dumps(answer) + "\n").encode())
