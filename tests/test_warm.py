@@ -450,3 +450,14 @@ def test_a_run_the_host_never_took_is_served_cold_when_the_host_ends(project: Pa
     assert json.loads(out)["result"] == "ok" and (project / "materials/queued.tres").is_file()
     busy_out, _ = busy.communicate(timeout=60)
     assert json.loads(busy_out)["error"]["code"] == "engine_crashed"
+
+
+def test_a_request_that_is_not_utf8_is_served_cold_and_starts_no_host(project: Path, cache: Path) -> None:
+    """Text the host could not be sent (a name from the system in another encoding) is served by the run
+    itself, with the cold reply, and without starting a host it will not use."""
+    # The byte 0xE9 on the command line, as the run reads it (not a JSON escape, which is UTF-8).
+    request = json.dumps({**MATERIAL, "project_path": str(project), "resource_path": "materials/caf\udce9.tres"},
+                         ensure_ascii=False)
+    cold, hot = run_cli("run", request), warm(request)
+    assert hot.returncode == cold.returncode and json.loads(hot.stdout) == json.loads(cold.stdout)
+    assert hosts(cache) == [] and "warm host" not in hot.stderr

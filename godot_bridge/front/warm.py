@@ -102,6 +102,10 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     so is what this client has to say (a host started, or why none serves)."""
     if not available():
         return None
+    try:
+        f"{text}{cwd}".encode()
+    except UnicodeEncodeError:
+        return None  # not UTF-8 (a name from the system in another encoding): served cold
     root = _project(text, cwd)
     if root is None:
         return None
@@ -129,11 +133,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         if not _same_user(connection) or token is None:
             say(f"the warm host at {address} is not this user's: served without it")
             return None
-        try:
-            message = json.dumps({"key": key, "token": token, "cwd": cwd, "request": text}, ensure_ascii=False)
-            data = message.encode()
-        except UnicodeEncodeError:
-            return None  # not UTF-8 (a name from the system in another encoding): served cold
+        data = json.dumps({"key": key, "token": token, "cwd": cwd, "request": text}, ensure_ascii=False).encode()
         try:
             connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)
