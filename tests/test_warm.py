@@ -231,17 +231,13 @@ def test_a_host_serves_its_own_project_only(project: Path, cache: Path, tmp_path
 
 def ask(address: Path, message: dict[str, object]) -> dict[str, object]:
     """The host's answer to `message`: its last line (a line saying it took the request may come first)."""
-    answer: dict[str, object] = json.loads(ask_raw(address, json.dumps(message).encode()).splitlines()[-1])
-    return answer
-
-
-def ask_raw(address: Path, data: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX) as connection:
         connection.connect(str(address))
-        connection.sendall(data)
+        connection.sendall(json.dumps(message).encode())
         connection.shutdown(socket.SHUT_WR)
-        with connection.makefile("rb") as answer:
-            return answer.read()
+        with connection.makefile("rb") as lines:
+            answer: dict[str, object] = json.loads(lines.read().splitlines()[-1])
+    return answer
 
 
 def test_no_python_file_of_the_project_runs_in_the_host(project: Path, cache: Path) -> None:

@@ -99,7 +99,7 @@ def is_engine_file(relative: str) -> bool:
     parts = relative.split("/")
     if folded(parts[0]) in (".godot", ".import") or any(folded(part) == ".git" for part in parts):
         return True
-    return len(relative) == 13 and whole == "project.godot"
+    return whole == "project.godot"
 
 
 def folded(name: str) -> str:
