@@ -46,13 +46,9 @@ def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The run's own cache folder (settings packs, version probes, warm hosts), not the user's: a test
     that starts Godot through a path of its own (a copy, a link) would leave a settings pack for that
     path in ~/.cache/godot-bridge on every run. A test that needs a cache of its own sets its own."""
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if before is None:
-        del os.environ["XDG_CACHE_HOME"]
-    else:
-        os.environ["XDG_CACHE_HOME"] = before
+    with pytest.MonkeyPatch.context() as session:
+        session.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 @pytest.fixture(scope="session")
