@@ -316,11 +316,12 @@ def test_unknown_tool_is_a_protocol_error(godot_bin: str, project: Path) -> None
 
 
 def engine_processes() -> list[psutil.Process]:
-    """The headless engines started by the MCP servers this test process started."""
+    """The engines serving the MCP servers this test process started: workers, which start with the
+    settings pack, not a version probe or the pack's build (which a fresh cache runs first)."""
     found = []
     for server in psutil.Process().children():
         if "mcp" in server.cmdline():
-            found += [child for child in server.children() if "--headless" in child.cmdline()]
+            found += [child for child in server.children() if "--main-pack" in child.cmdline()]
     return found
 
 
