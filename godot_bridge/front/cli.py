@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a JSON object, @FILE, or - (default) to read it from stdin")
     run.add_argument("--warm", action="store_true",
                      help="serve it through an engine kept warm for the project across commands: the first "
-                          "starts a host process, which ends after 10 minutes without a request (not on Windows)")
+                          "starts a host process, which ends after 10 minutes without a request (not on Windows; "
+                          "--verbose shows nothing of a warm engine's output)")
     batch = commands.add_parser("batch", parents=[common], help="serve JSON Lines, replies in input order",
                                 description="Serve one request per input line; print one reply per line, "
                                 "in input order.")
