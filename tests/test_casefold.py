@@ -214,7 +214,7 @@ def test_python_and_the_engine_resolve_each_path_to_one_stored_name(godot_bin: s
     texts = ["materials/base.tres", "MATERIALS/BASE.TRES", "Materials/layered.TRES", "materials/missing.tres",
              "MATERIALS/New/x.tres", "UP/base.tres", "Up/BASE.tres", "Scenes/Level.tscn",
              "VALUES/SCRIPTED/CARRIER.TRES"]
-    root = paths.project_root(str(project.parent / "PROJECT"))
+    root = Path(paths.project_root(str(project.parent / "PROJECT")))
     assert root == project
     answers = engine_confine(godot_bin, root, texts, tmp_path)
     for text, answer in zip(texts, answers, strict=True):

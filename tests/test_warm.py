@@ -72,6 +72,23 @@ def warm(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return done
 
 
+def test_a_warm_run_loads_only_the_command_line_and_a_socket(project: Path, cache: Path) -> None:
+    """A warm run's own process loads none of the request models, the serving machinery or the
+    engine's modules, nor typing and pathlib (~10 ms of a warm run's ~60): the host has them."""
+    assert warm(material(project)).returncode == 0  # the host is up
+    code = ("import sys; from godot_bridge.front.cli import main; status = main(['run', '--warm', sys.argv[1]]); "
+            "sys.stderr.write(' '.join(sys.modules)); sys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", code, material(project, "materials/second.tres")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "ok"
+    assert (project / "materials" / "second.tres").is_file()
+    loaded = set(done.stderr.split())
+    assert loaded.isdisjoint({"typing", "pathlib", "subprocess", "pydantic", "filelock", "godot_bridge.front.api",
+                              "godot_bridge.requests.models", "godot_bridge.serving.pool",
+                              "godot_bridge.engine.worker"}), loaded
+
+
 def test_second_run_is_served_by_the_first_runs_engine(project: Path, cache: Path) -> None:
     first = warm(material(project))
     assert first.returncode == 0, first.stderr
@@ -212,7 +229,7 @@ def test_a_host_serves_its_own_project_only(project: Path, cache: Path, tmp_path
     (address,) = (cache / "godot-bridge" / "hosts").glob("*.sock")
     (host,) = hosts(cache)
     assert not any(str(cache) in part or "PATH" in part for part in host.cmdline())  # no settings in `ps`
-    key = json.dumps(warm_module._settings(project.resolve(), None, 60.0, True, str(REPO)), sort_keys=True)
+    key = json.dumps(warm_module._settings(str(project.resolve()), None, 60.0, True, str(REPO)), sort_keys=True)
     token = address.with_suffix(".token").read_text()
     other = tmp_path / "other"
     other.mkdir()

@@ -5,13 +5,12 @@ any of them (they cost ~0.06 s to import, a warm `run` ~0.03 s in all)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one request may take before its engine is killed and replaced."""
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "godot-bridge"
+    return os.path.join(base, "godot-bridge")

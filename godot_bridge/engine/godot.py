@@ -262,7 +262,7 @@ def _run_version(path: str) -> str:
 
 
 def _cache_file() -> Path:
-    return cache_dir() / "engines.json"
+    return Path(cache_dir(), "engines.json")
 
 
 def _read_cache(cache: Path) -> dict[str, str]:
@@ -308,7 +308,7 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     # Keyed by the builder's text too: a bridge that changes what goes in the pack gets a new one.
     key = hashlib.sha256(f"{os.path.realpath(engine.path)}|{engine.version}|".encode()
                          + builder.read_bytes()).hexdigest()[:16]
-    pack = cache_dir() / "packs" / f"{key}-{flavour}.pck"
+    pack = Path(cache_dir(), "packs", f"{key}-{flavour}.pck")
     if pack.is_file():
         return pack
     pack.parent.mkdir(parents=True, exist_ok=True)

@@ -24,8 +24,9 @@ environment the bridge and the engine read, this machine, the bridge's own code)
 setting or an upgraded bridge gets another host, and the old one idles out.
 
 This module's client side imports only the standard library and a few light modules of the bridge
-(the path checks, its errors, its version): a warm `run` is Python's start, this module and the
-request. Starting a host imports more (filelock, subprocess).
+(the path checks, its errors, its version), and of the standard library neither typing nor pathlib
+(~10 ms of a warm run's ~60): a warm `run` is Python's start, this module and the request. Starting
+a host imports more (filelock, subprocess).
 """
 
 from __future__ import annotations
@@ -38,16 +39,17 @@ import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from godot_bridge.engine import DEFAULT_TIMEOUT, cache_dir
 from godot_bridge.errors import BridgeError, EngineCrashed
 from godot_bridge.requests import paths
 from godot_bridge.version import __version__
 
+# Types only (the module docstring says why). Type checkers take any TYPE_CHECKING as True.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
+    from typing import Any
 
 IDLE_DEFAULT = 600.0
 """Seconds a host waits for its next request before it ends (GODOT_BRIDGE_WARM_IDLE overrides)."""
@@ -59,7 +61,8 @@ _NOTE = b'{"note": '
 _TAKEN = b'{"taken": true}\n'
 """The line a host sends once it takes a request, before serving it."""
 _WARNING = 30
-_CODE = Path(__file__).resolve().parents[2]
+_CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+"""The folder that holds the bridge's code: godot_bridge/ and gdscript/."""
 _KEYED_ENVIRONMENT = ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
                       "XDG_CONFIG_HOME", "XDG_DATA_DIRS")
 """Variables the bridge or the engine reads (with every GODOT* one): a host is started with the client's."""
@@ -119,7 +122,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     settings = _settings(root, godot, timeout, auto_import, cwd)
     key = json.dumps(settings, sort_keys=True)
     name = f"{zlib.crc32(key.encode()):08x}{zlib.adler32(key.encode()):08x}"
-    place = {kind: str(folder / f"{name}.{kind}") for kind in ("sock", "token", "log")}
+    place = {kind: os.path.join(folder, f"{name}.{kind}") for kind in ("sock", "token", "log")}
     address = place["sock"]
     if len(address.encode()) > _SOCKET_PATH_MAX:
         say(f"{folder} is too deep for a Unix socket's address (at most {_SOCKET_PATH_MAX} bytes): served "
@@ -153,7 +156,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     return reply
 
 
-def _project(text: str, cwd: str) -> Path | None:
+def _project(text: str, cwd: str) -> str | None:
     """The real project folder a request names, or None (not a request, no project, allow_scripts)."""
     try:
         request = json.loads(text)
@@ -165,17 +168,19 @@ def _project(text: str, cwd: str) -> Path | None:
         return None
 
 
-def _hosts_folder(say: Callable[[str], None]) -> Path | None:
+def _hosts_folder(say: Callable[[str], None]) -> str | None:
     """The folder of the hosts' sockets, made if missing; None (with a note) unless no other user can
     enter it, or replace it or a folder above it."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(runtime) / "godot-bridge" if runtime and os.path.isabs(runtime) else cache_dir() / "hosts"
+    folder = (os.path.join(runtime, "godot-bridge") if runtime and os.path.isabs(runtime)
+              else os.path.abspath(os.path.join(cache_dir(), "hosts")))
     try:
         # The folders made here are this user's alone, whatever the umask (002 would make them shared).
-        for missing in reversed([place for place in [folder, *folder.parents] if not os.path.lexists(place)]):
-            missing.mkdir(mode=0o700, exist_ok=True)
+        for missing in reversed([place for place in [folder, *_above(folder)] if not os.path.lexists(place)]):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(missing, 0o700)
         # Checked and used by its real path: a link on the way, changed later, changes nothing.
-        folder = Path(os.path.realpath(folder))
+        folder = os.path.realpath(folder)
         problem = _not_private(folder)
     except OSError as exc:
         problem = f"it cannot be made ({exc.strerror})"
@@ -185,12 +190,21 @@ def _hosts_folder(say: Callable[[str], None]) -> Path | None:
     return folder
 
 
-def _not_private(folder: Path) -> str:
+def _above(path: str) -> list[str]:
+    """The folders above the absolute `path`, nearest first, up to the root."""
+    above = []
+    while (parent := os.path.dirname(path)) != path:
+        above.append(parent)
+        path = parent
+    return above
+
+
+def _not_private(folder: str) -> str:
     """Why another user could reach into `folder`, a real path ("" when none could)."""
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return "not a folder only you can open"
-    for place in folder.parents:
+    for place in _above(folder):
         info = os.stat(place)
         shared = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
         if info.st_uid not in (0, os.getuid()) or shared:
@@ -198,7 +212,7 @@ def _not_private(folder: Path) -> str:
     return ""
 
 
-def _settings(root: Path, godot: str | None, timeout: float, auto_import: bool, cwd: str) -> dict[str, Any]:
+def _settings(root: str, godot: str | None, timeout: float, auto_import: bool, cwd: str) -> dict[str, Any]:
     """What a host serves with: the project, the Godot named, the environment the bridge and the engine
     read (a Godot path and PATH's folders made absolute: the host runs elsewhere), the umask, this
     machine and the code."""
@@ -215,7 +229,7 @@ def _settings(root: Path, godot: str | None, timeout: float, auto_import: bool, 
         if os.sep in environment.get(name, ""):
             environment[name] = os.path.join(cwd, environment[name])
     named = os.path.join(cwd, godot) if godot is not None and os.sep in godot else godot
-    return {"root": str(root), "godot": named, "timeout": float(timeout), "import": auto_import,
+    return {"root": root, "godot": named, "timeout": float(timeout), "import": auto_import,
             "environment": environment, "umask": _umask(), "machine": socket.gethostname(),
             "python": sys.executable, "code": _code()}
 
@@ -236,14 +250,14 @@ def _umask() -> int:
 
 def _code() -> list[Any]:
     """The bridge's code: where it is, its version and the newest time of its files."""
-    return [str(_CODE), __version__, _code_times()]
+    return [_CODE, __version__, _code_times()]
 
 
 def _code_times() -> int:
     """The newest modification time of the bridge's code (its Python and GDScript): a bridge changed
     in place (an upgrade, a checkout) gets a new host."""
     newest = 0
-    for folder in (_CODE / "godot_bridge", _CODE / "gdscript"):
+    for folder in (os.path.join(_CODE, "godot_bridge"), os.path.join(_CODE, "gdscript")):
         for where, dirs, files in os.walk(folder):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             for file in files:
@@ -279,7 +293,7 @@ def _connect(address: str) -> socket.socket | None:
     return connection
 
 
-def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: str,
+def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: str,
            say: Callable[[str], None]) -> socket.socket | None:
     """Start the host whose socket, secret and log are `place` and connect to it; one client at a
     time starts hosts (a file lock).
@@ -293,7 +307,7 @@ def _start(folder: Path, place: dict[str, str], settings: dict[str, Any], key: s
 
     address, log = place["sock"], place["log"]
     try:
-        with FileLock(str(folder / "start.lock"), timeout=_START_WAIT):
+        with FileLock(os.path.join(folder, "start.lock"), timeout=_START_WAIT):
             connection = _connect(address)
             if connection is not None:
                 return connection
@@ -379,11 +393,9 @@ def _same_user(connection: socket.socket) -> bool:
     keep other users out)."""
     if not hasattr(socket, "SO_PEERCRED"):
         return True
-    import struct
-
-    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    uid: int = struct.unpack("3i", credentials)[1]
-    return uid == os.getuid()
+    # struct ucred: pid, uid, gid, each a 32-bit number in the machine's order.
+    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    return int.from_bytes(credentials[4:8], sys.byteorder) == os.getuid()
 
 
 def _crashed(text: str, message: str) -> dict[str, Any]:
@@ -600,7 +612,7 @@ def _request(connection: socket.socket, settings: dict[str, Any]) -> str | None:
     except (OSError, ValueError, RecursionError):
         return None
     request: str = message["request"]
-    return request if str(_project(request, message["cwd"])) == settings["root"] else None
+    return request if _project(request, message["cwd"]) == settings["root"] else None
 
 
 if __name__ == "__main__":

@@ -14,9 +14,14 @@ import posixpath
 import re
 import stat
 import string
-from pathlib import Path
 
 from godot_bridge.errors import InvalidPath, PathOutsideProject, ProjectNotFound
+
+# Types only: pathlib costs a warm `run` (front/warm.py, which needs project_root()) ~4 ms. Type
+# checkers take any TYPE_CHECKING as True.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 RESOURCE_SUFFIXES = (".tres",)
 UPDATABLE_SUFFIXES = (".tres", ".res")
@@ -31,7 +36,7 @@ _TO_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _TO_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
 
 
-def project_root(project_path: str, relative_to: str | None = None) -> Path:
+def project_root(project_path: str, relative_to: str | None = None) -> str:
     """Return the real path of a Godot project directory, or raise ProjectNotFound.
 
     A relative `project_path` is taken against the folder `relative_to`, by default the current one
@@ -48,17 +53,17 @@ def project_root(project_path: str, relative_to: str | None = None) -> Path:
         )
     if len(project_path) > _PATH_MAX:
         raise ProjectNotFound("project_path is longer than the system allows", field=field)
-    root = Path(stored_path(os.path.realpath(project_path)))
-    if not root.is_dir():
+    root = stored_path(os.path.realpath(project_path))
+    if not os.path.isdir(root):
         raise ProjectNotFound(f"project_path {project_path!r} is not a directory", field=field)
-    if not (root / "project.godot").is_file():
+    if not os.path.isfile(os.path.join(root, "project.godot")):
         raise ProjectNotFound(
             f"{project_path!r} is not a Godot project: it has no project.godot", field=field
         )
     return root
 
 
-def resolve(root: Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
+def resolve(root: str | Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
     """Return `value` as a normalised `res://` path inside `root`, each name spelled as the file system
     stores it (what the engine writes into files that refer to it), and the real path it names (the
     file's identity: two paths through links, or spelled in two cases on a file system that ignores

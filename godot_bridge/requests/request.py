@@ -99,7 +99,7 @@ class Roots:
             if len(self._known) >= _ROOTS_CACHED:
                 self._known.clear()
             try:
-                known = paths.project_root(project_path, self.relative_to)
+                known = Path(paths.project_root(project_path, self.relative_to))
             except BridgeError as exc:
                 known = exc
             self._known[project_path] = known

@@ -57,7 +57,7 @@ _POLL = 0.02
 
 def folder_of(root: Path) -> Path:
     """The folder of the journal of the project at `root` (a real path)."""
-    return cache_dir() / "journals" / hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+    return Path(cache_dir(), "journals", hashlib.sha256(os.fsencode(root)).hexdigest()[:32])
 
 
 class Journal:

@@ -39,7 +39,7 @@ _POLL = 0.005
 
 def lock_dir() -> Path:
     """Return the folder of the lock files: XDG_CACHE_HOME (or ~/.cache)/godot-bridge/locks."""
-    return cache_dir() / "locks"
+    return Path(cache_dir(), "locks")
 
 
 class Held:
