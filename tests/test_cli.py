@@ -71,6 +71,18 @@ def test_unknown_member_names_it(godot_bin: str, project: Path) -> None:
     assert reply["op"] == "resource_read" and reply["resource_path"] == "materials/base.tres"
 
 
+def test_a_request_file_with_a_byte_order_mark_is_refused_saying_so(godot_bin: str, project: Path,
+                                                                    tmp_path: Path) -> None:
+    """Windows editors may save UTF-8 with a byte order mark; the reply names it, not a JSON detail."""
+    file = tmp_path / "request.json"
+    file.write_bytes(b"\xef\xbb\xbf" + json.dumps(read_request(project)).encode())
+    done = run_cli("--godot", godot_bin, "run", f"@{file}")
+    assert done.returncode == 1
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "invalid_json" and "byte order mark" in error["message"], error
+    assert "@FILE" not in error["message"]  # the hint for a request given as a path: this one was JSON
+
+
 def test_invalid_utf8_on_stdin(godot_bin: str) -> None:
     done = run_cli("--godot", godot_bin, "batch", input=b'{"op": "resource_read"}\n\xff\xfe\n')
     assert done.returncode == 1

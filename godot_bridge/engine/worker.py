@@ -62,6 +62,10 @@ MAX_RSS = 512 << 20
 """A worker is replaced once its resident memory passes this many bytes (idle: ~130 MB; a 30 MB
 request leaves it at ~380 MB, memory the engine keeps)."""
 _DEBUG = os.environ.get("GODOT_BRIDGE_DEBUG") == "1"
+_REPLY = json.JSONDecoder(strict=False)
+"""The decoder of replies, made once (json.loads() with an option makes one per call). strict=False:
+the engine's JSON writer leaves control characters unescaped (all but backspace, form feed, new
+line, carriage return and tab), and a request may well quote one back."""
 
 
 class Worker:
@@ -367,9 +371,7 @@ class Worker:
     def _frame(self, body: bytes) -> bool:
         """Take one reply frame; return False when it cannot be trusted (the engine is then gone)."""
         try:
-            # strict=False: the engine's JSON writer leaves control characters other than
-            # \b \f \n \r \t unescaped, and a request may well quote one back.
-            reply = json.loads(body, strict=False)
+            reply = _REPLY.decode(body.decode("utf-8", "surrogatepass"))
         except ValueError:
             reply = None
         if not isinstance(reply, dict):

@@ -167,7 +167,8 @@ def _run_cold(args: argparse.Namespace, text: str) -> dict[str, Any]:
     with _bridge(args) as bridge:
         _prewarm(bridge, request, 1)
         reply = bridge.run(request)
-    if isinstance(request, str) and not text.lstrip().startswith(("{", "[")) and "error" in reply:
+    json_like = text.removeprefix("\ufeff").lstrip().startswith(("{", "["))
+    if isinstance(request, str) and not json_like and "error" in reply:
         reply["error"]["message"] += (
             "; `godot-bridge run` takes the request itself as JSON, or @FILE naming a file that holds it, "
             'e.g. {"op": "resource_read", "project_path": ".", "resource_path": "' + _example_path(text) + '"}')

@@ -255,14 +255,20 @@ def _integer(literal: str) -> int | HugeInteger:
         return HugeInteger(literal)
 
 
+_DECODER = json.JSONDecoder(parse_int=_integer)
+"""Made once: json.loads() with an option makes a decoder per call (~2 us of a request's ~100)."""
+
+
 def decode(text: str) -> Any:
     """Return the JSON value of one request's text, or raise InvalidJson."""
     if text.startswith("\0"):
         raise InvalidJson("the request is not UTF-8; send one JSON object")
     if not text.strip():
         raise InvalidJson("the request is empty; send one JSON object")
+    if text.startswith("\ufeff"):
+        raise InvalidJson("the request starts with a byte order mark (U+FEFF); send UTF-8 without one")
     try:
-        raw = json.loads(text, parse_int=_integer)
+        raw = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise InvalidJson(f"the request is not valid JSON ({exc.msg} at column {exc.colno}); "
                           "send one JSON object") from None
