@@ -322,6 +322,31 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
 
 
+def test_a_relative_cache_folder_is_ignored_as_xdg_asks(project: Path, cache: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """XDG_CACHE_HOME must be absolute; a relative one is ignored (~/.cache is used), so that what the
+    bridge keeps there (hosts, locks, journals, settings packs) is neither written into the folder a
+    command runs from nor lost when it runs from another, or from one since removed."""
+    home = cache / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative-cache")
+    here = tmp_path / "here"
+    here.mkdir()
+    assert warm(material(project), cwd=here).returncode == 0
+    assert list(here.iterdir()) == []
+    assert list((home / ".cache" / "godot-bridge" / "hosts").glob("*.sock"))
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys; from godot_bridge import warm_run; os.chdir(sys.argv[2]); os.rmdir(sys.argv[2]); "
+            "print(warm_run(sys.argv[1], relative_to=sys.argv[3])['result'])")
+    done = subprocess.run([sys.executable, "-c", code, material(project, "materials/gone.tres"), str(gone),
+                           str(project)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert (project / "materials" / "gone.tres").is_file()
+    assert len(hosts(cache)) == 1
+
+
 def test_an_empty_path_entry_does_not_make_the_project_a_place_to_find_godot(
         project: Path, cache: Path, godot_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """An empty PATH entry (a trailing colon) means the current folder to a shell; discovery looks in

@@ -11,6 +11,13 @@ DEFAULT_TIMEOUT = 60.0
 
 
 def cache_dir() -> str:
-    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge.
+
+    A relative XDG_CACHE_HOME is ignored, as the XDG Base Directory specification asks: taken against
+    the current folder, an atomic batch's journal written from one folder would not be found by the
+    next command, run from another, to undo it.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "godot-bridge")

@@ -173,7 +173,7 @@ def _hosts_folder(say: Callable[[str], None]) -> str | None:
     enter it, or replace it or a folder above it."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     folder = (os.path.join(runtime, "godot-bridge") if runtime and os.path.isabs(runtime)
-              else os.path.abspath(os.path.join(cache_dir(), "hosts")))
+              else os.path.join(cache_dir(), "hosts"))
     try:
         # The folders made here are this user's alone, whatever the umask (002 would make them shared).
         for missing in reversed([place for place in [folder, *_above(folder)] if not os.path.lexists(place)]):
