@@ -32,7 +32,11 @@ for bin in "${GODOT_BIN:-}" godot godot4; do
     log "ignoring $path: not Godot >= 4.4"
 done
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/godot-bridge"
+# XDG_CACHE_HOME counts only when absolute, as the XDG specification asks (and as the bridge reads it).
+case ${XDG_CACHE_HOME:-} in
+    /*) CACHE="$XDG_CACHE_HOME/godot-bridge" ;;
+    *) CACHE="$HOME/.cache/godot-bridge" ;;
+esac
 ROOT="$CACHE/debian-root"
 WRAPPER="$CACHE/bin/godot"
 

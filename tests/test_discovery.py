@@ -192,6 +192,20 @@ def test_the_current_folder_is_not_searched(tmp_path: Path, home: Path, system: 
             find_godot(roots=roots)
 
 
+def test_a_folder_variable_that_is_relative_is_not_followed(tmp_path: Path, home: Path, system: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Taken against the current folder, it would let a project's folder hold the Godot that runs.
+    here = tmp_path / "game"
+    stand_in(here / "rel" / "godot-bridge" / "bin" / "godot", "4.6.3.stable")
+    stand_in(here / "rel" / "flatpak" / "exports" / "bin" / "org.godotengine.Godot", "4.6.3.stable")
+    stand_in(here / "rel" / "apps" / "godot" / "current" / "godot.console.exe", "4.6.3.stable")
+    monkeypatch.chdir(here)
+    for platform, variable in (("linux", "XDG_CACHE_HOME"), ("linux", "XDG_DATA_HOME"), ("win32", "SCOOP")):
+        roots = Roots(platform, home, system, {"PATH": str(tmp_path / "nothing"), variable: "rel"})
+        with pytest.raises(EngineNotFound):
+            find_godot(roots=roots)
+
+
 def test_the_newest_supported_one_wins(home: Path, system: Path, bin_dir: Path) -> None:
     stand_in(bin_dir / "godot", "4.4.1.stable.official.49a5bc7b6")
     stand_in(home / "Downloads" / "Godot_v4.5-stable_linux.x86_64", "4.5.stable.official.876b29033")

@@ -28,7 +28,9 @@ Sources for the names below, so that they can be checked again when an installer
 from __future__ import annotations
 
 import glob
+import ntpath
 import os
+import posixpath
 import re
 import sys
 from collections.abc import Iterator, Mapping
@@ -80,7 +82,12 @@ class Roots:
         if key == "system":
             return str(self.system)
         variable, default = _BASES[key]
-        return self.environ.get(variable) or default.format(home=self.home, system=self.system)
+        value = self.environ.get(variable, "")
+        # A relative value is passed over, as the XDG specification asks of its variables: taken
+        # against the current folder, it would make a project's folder a place to find Godot in.
+        if posixpath.isabs(value) or ntpath.isabs(value):
+            return value
+        return default.format(home=self.home, system=self.system)
 
 
 _BASES = {
