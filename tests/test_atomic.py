@@ -100,6 +100,33 @@ def test_the_python_api_serves_an_atomic_batch(project: Path, bridge: Bridge) ->
     assert [reply["result"] for reply in bridge.batch(lines(project)[:2], atomic=True)] == ["ok", "ok"]
 
 
+@pytest.mark.parametrize("failing", ["in_the_engine", "before_the_engine"])
+def test_an_atomic_batch_failing_in_its_middle_undoes_what_ran_after_the_failure_too(
+        failing: str, project: Path, bridge: Bridge) -> None:
+    """The engine is sent requests ahead of its replies, so those after the failing one may have run
+    by the time its reply comes: their writes are undone with the rest, and their replies do not
+    count (`skipped`, or `rolled_back` where they wrote)."""
+    before = state(project)
+    at = str(project)
+    created = [{"op": "material_create", "project_path": at, "material_type": "StandardMaterial3D",
+                "resource_path": f"new/m{i}.tres", "properties": {"roughness": i / 40}} for i in range(40)]
+    bad: dict[str, Any] = ({"op": "resource_update", "project_path": at, "resource_path": "materials/none.tres",
+                            "properties": {"metallic": 1}} if failing == "in_the_engine"
+                           else {"op": "material_create", "project_path": at, "resource_path": "new/bad.tres"})
+    reads = [{"op": "resource_read", "project_path": at, "resource_path": "materials/base.tres"}] * 5
+    replies = list(bridge.batch([*created[:3], bad, *created[3:], *reads], atomic=True))
+    codes = [reply["error"]["code"] if reply["result"] != "ok" else "ok" for reply in replies]
+    assert codes[:3] == ["rolled_back"] * 3
+    assert codes[3] == ("not_found" if failing == "in_the_engine" else "invalid_request")
+    assert set(codes[4:]) <= {"skipped", "rolled_back"} and codes[-5:] == ["skipped"] * 5, codes
+    assert all("request 4 of the atomic batch failed" in reply["error"]["message"]
+               for reply in replies[:3] + replies[4:])
+    assert [reply["resource_path"] for reply in replies[4:]] == [f"new/m{i}.tres" for i in range(3, 40)] + [
+        "materials/base.tres"] * 5
+    assert state(project) == before  # byte for byte, nothing created
+    assert not (journal.folder_of(project.resolve()) / "journal.jsonl").exists()
+
+
 def test_an_atomic_batch_works_on_one_project(project: Path, tmp_path: Path, godot_bin: str) -> None:
     other = tmp_path / "other"
     other.mkdir()

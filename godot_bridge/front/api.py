@@ -84,8 +84,9 @@ class Bridge:
         of them runs (they then run one at a time).
 
         With `atomic`, every write of the batch stays or none does: the requests (on one project)
-        run one at a time, in order, each seeing the writes before it; if one fails, those after it
-        are `skipped`, every write is undone and each request that had written gets `rolled_back`.
+        run in order on one engine, each seeing the writes before it; if one fails, every write is
+        undone, each request before it that had written gets `rolled_back`, and each after it
+        `skipped` (`rolled_back` where it had run, sent ahead of the failing one's reply, and written).
         A batch cut short (the process killed) is undone by the next command on the project. The
         replies come once the whole batch is served.
         """

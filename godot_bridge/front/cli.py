@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help=f"engine workers serving the batch at once (default: the number of cores, {_cores()})")
     batch.add_argument("--atomic", action="store_true",
-                       help="all writes of the batch stay, or none: requests run one at a time, in order, on one "
+                       help="all writes of the batch stay, or none: requests run in order on one engine, on one "
                             "project; if one fails, every write is undone (rolled_back); after a kill, by the "
                             "next request on the project")
     batch.add_argument("--stop-on-error", action="store_true",
@@ -234,7 +234,7 @@ def _batch(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.atomic and args.jobs not in (None, 1):
-        raise UsageError("--atomic serves the requests one at a time, in order: leave out --jobs")
+        raise UsageError("--atomic serves the requests in order on one engine: leave out --jobs")
     jobs = 1 if args.atomic else args.jobs or _cores()
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()

@@ -36,6 +36,7 @@ served again too.
 from __future__ import annotations
 
 import collections
+import math
 import sys
 import threading
 import time
@@ -120,6 +121,9 @@ class Pool:
         self._stopped = False
         self._cancelled = False
         self._atomic = False
+        self._failed_at: float = math.inf
+        """In an atomic batch, the first request (by index) whose reply is an error: those after it are
+        skipped, or, sent already, served and undone."""
         self._journal: Journal | None = None
         """The journal of the atomic batch being served, from its first request on."""
         self._atomic_writes: set[int] = set()
@@ -178,6 +182,7 @@ class Pool:
         self._roots = Roots(self.settings.relative_to, journal.recover)
         self._stop_on_error = stop_on_error
         self._stopped = self._cancelled = False
+        self._failed_at = math.inf
         feed = _Feed()
         feeder: threading.Thread | None = None
         if isinstance(items, (list, tuple)):
@@ -224,17 +229,22 @@ class Pool:
     def atomic(self, items: Iterable[Item]) -> list[Reply]:
         """Serve `items` all-or-nothing, on one project: return every reply once all are served.
 
-        The requests run one at a time, in order, each seeing the writes of those before it. If
-        one fails, those after it are `skipped`, every write of the batch is undone, and each
-        writing request that had succeeded gets `rolled_back`. Every write is noted in a journal
-        first (godot_bridge/serving/journal.py), so that a batch cut short by a kill is undone by
-        the next command on the project.
+        The requests run in order on one engine, each seeing the writes of those before it. If one
+        fails, every write of the batch is undone: each writing request before it that had
+        succeeded gets `rolled_back`, and each after it `skipped`. Every write is noted in a
+        journal first (godot_bridge/serving/journal.py), so that a batch cut short by a kill is
+        undone by the next command on the project.
+
+        The engine is sent requests ahead of its replies, as in any batch: waiting for each reply
+        before sending the next cost a third of the throughput. So the requests already sent when
+        one fails are served, and undone with the rest; their replies do not count, and each says
+        `skipped` (`rolled_back` where it wrote).
         """
         self._atomic = True
         wrote: set[int] = set()
         self._atomic_writes = wrote
         try:
-            replies = list(self.map(items, stop_on_error=True))
+            replies = list(self.map(items))
         except BaseException:
             self._end_atomic(keep=False)
             raise
@@ -249,7 +259,9 @@ class Pool:
         if left:
             undone = SaveFailed(f"{cause}, and {', '.join(left)} could not be put back as it was; the next "
                                 "godot-bridge command on the project tries again")
-        return [refuse(reply, undone) if index in wrote and reply["result"] == "ok" else reply
+        void = Skipped(f"skipped: {cause}, so this one does not count")
+        return [refuse(reply, undone) if index in wrote and reply["result"] == "ok"
+                else refuse(reply, void) if index >= failed else reply
                 for index, reply in enumerate(replies)]
 
     def _journaled(self, index: int, job: Job) -> Reply | None:
@@ -378,13 +390,13 @@ class Pool:
             index, prepared = self._waiting
             if self._stop_on_error and self._next_out < index:
                 return
-            if self._stopped or self._cancelled:
+            if self.skipping(index):
                 self._results[index] = refuse(prepared.request if isinstance(prepared, Job) else prepared,
                                               Skipped(SKIPPED))
             elif not isinstance(prepared, Job):
-                self._results[index] = prepared
+                self._record(index, prepared)
             elif self._atomic and (refused := self._journaled(index, prepared)) is not None:
-                self._results[index] = refused
+                self._record(index, refused)
             else:
                 slot = self._place(prepared)
                 if slot is None:
@@ -410,6 +422,8 @@ class Pool:
         trusted = group[-1]
         if job.allows_scripts:
             return trusted if after <= {trusted} else None
+        if self._atomic:
+            return group[0]  # one engine, which serves in order: each request sees the writes before it
         if len(after) > 1 or trusted in after:
             return None
         if after:
@@ -425,7 +439,7 @@ class Pool:
 
     def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
         """Record the reply to `task` and forget its files."""
-        self._results[task.index] = reply
+        self._record(task.index, reply)
         for key, role in task.job.files:
             users = self._files.get(key)
             if users is None:
@@ -467,6 +481,12 @@ class Pool:
                 if feed.loop_sleeps:
                     self._inbox.wake()
 
-    def skipping(self) -> bool:
-        """Return whether requests not yet sent are to be skipped (after an error, or abandoned)."""
-        return self._stopped or self._cancelled
+    def skipping(self, index: int) -> bool:
+        """Return whether request `index`, not yet sent, is to be skipped: after an error (in an atomic
+        batch, one before it), or abandoned."""
+        return self._stopped or self._cancelled or index > self._failed_at
+
+    def _record(self, index: int, reply: Reply) -> None:
+        self._results[index] = reply
+        if self._atomic and reply["result"] != "ok":
+            self._failed_at = min(self._failed_at, index)

@@ -39,8 +39,8 @@ class Host(Protocol):
     """Requests in flight per worker."""
     starter: Starter
 
-    def skipping(self) -> bool:
-        """Whether requests not yet sent are to be skipped."""
+    def skipping(self, index: int) -> bool:
+        """Whether request `index`, not yet sent (or to be sent again), is to be skipped."""
 
     def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
         """Record the reply to `task`."""
@@ -127,7 +127,7 @@ class Slot:
         """Send queued requests until the window is full."""
         while self.queue and len(self.inflight) < self.pool.window:
             task = self.queue[0]
-            if self.pool.skipping():
+            if self.pool.skipping(task.index):
                 self.queue.popleft()
                 self.pool.finish(task, refuse(task.job.request, Skipped(SKIPPED)), self)
                 continue
@@ -192,7 +192,7 @@ class Slot:
                 if task.job.dry_run:
                     answer["error"]["message"] += ("; a dry run does not import the project's assets (that would "
                                                    "change its .godot/ folder): serve one request for real first")
-                else:
+                elif not self.pool.skipping(task.index):
                     retry, failure = self.pool.starter.import_for(self.root, self._imports_seen, self._stamp)
                     if retry:
                         again.append(task)
