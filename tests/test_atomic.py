@@ -21,6 +21,7 @@ from godot_bridge import Bridge
 from godot_bridge.engine import wall
 from godot_bridge.errors import SaveFailed
 from godot_bridge.serving import journal, locks
+from test_imports import png
 
 
 def lines(project: Path) -> list[dict[str, Any]]:
@@ -125,6 +126,29 @@ def test_an_atomic_batch_failing_in_its_middle_undoes_what_ran_after_the_failure
         "materials/base.tres"] * 5
     assert state(project) == before  # byte for byte, nothing created
     assert not (journal.folder_of(project.resolve()) / "journal.jsonl").exists()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("atomic", [True, False])
+def test_a_line_that_waits_for_an_import_is_still_seen_by_the_lines_after_it(atomic: bool, project: Path,
+                                                                            bridge: Bridge) -> None:
+    """Line 1 needs the project imported (a texture, in a checkout with no .godot/); the lines sent
+    behind it ran before the import, so they run again after line 1: each sees its write, in an
+    atomic batch as in a plain one."""
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    at = str(project)
+    first = {"op": "style_box_create", "project_path": at, "style_type": "StyleBoxTexture",
+             "resource_path": "ui/textured.tres", "properties": {"texture": "icons/red.png", "content_margin_left": 7}}
+    copies = [{"op": "resource_duplicate", "project_path": at, "source_path": "ui/textured.tres",
+               "dest_path": f"ui/copy{i}.tres"} for i in range(8)]
+    read = {"op": "resource_read", "project_path": at, "resource_path": "ui/textured.tres"}
+    replies = list(bridge.batch([first, *copies, read], atomic=atomic))
+    assert [reply["result"] for reply in replies] == ["ok"] * 10, [reply.get("error") for reply in replies]
+    assert replies[-1]["properties"]["content_margin_left"] == 7
+    for i in range(8):
+        text = (project / "ui" / f"copy{i}.tres").read_text()
+        assert "content_margin_left = 7.0" in text and 'path="res://icons/red.png"' in text, text
 
 
 def test_an_atomic_batch_works_on_one_project(project: Path, tmp_path: Path, godot_bin: str) -> None:

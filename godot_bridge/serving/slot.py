@@ -188,6 +188,12 @@ class Slot:
                 # has answered, so its files are in place; code it runs may hold up an orderly exit).
                 self.worker = None
                 worker.kill()
+            if again or (self.queue and self.queue[0].index < task.index):
+                # A request sent before this one is to run again, after the import it waited for:
+                # this one ran ahead of it, so it runs again after it and sees its write (a line
+                # of a batch sees the lines before it); what it answered does not count.
+                again.append(task)
+                continue
             if (answer.get("error") or {}).get("code") == "not_imported":
                 if task.job.dry_run:
                     answer["error"]["message"] += ("; a dry run does not import the project's assets (that would "
@@ -200,7 +206,9 @@ class Slot:
                     if failure is not None:
                         answer["error"]["message"] += f"; {failure}"
             self.pool.finish(task, finish(task.job, answer), self)
-        self.queue.extendleft(reversed(again))
+        if again:
+            # In input order, before those never sent (and after any put back by an earlier call).
+            self.queue = collections.deque(sorted([*again, *self.queue], key=lambda task: task.index))
         if not self.inflight:
             if worker.ended:
                 self._drop_worker()
