@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -206,9 +207,7 @@ class Slot:
                     if failure is not None:
                         answer["error"]["message"] += f"; {failure}"
             self.pool.finish(task, finish(task.job, answer), self)
-        if again:
-            # In input order, before those never sent (and after any put back by an earlier call).
-            self.queue = collections.deque(sorted([*again, *self.queue], key=lambda task: task.index))
+        self._put_back(again)
         if not self.inflight:
             if worker.ended:
                 self._drop_worker()
@@ -226,9 +225,15 @@ class Slot:
                 error = worker.expire()
             self.pool.finish(head, refuse(head.job.request, error), self)
             # The engine serves in order, so the requests behind the failed one never started.
-            self.queue.extendleft(reversed(self.inflight))
+            self._put_back(self.inflight)
             self.inflight.clear()
             self._drop_worker()
+
+    def _put_back(self, tasks: Collection[Task]) -> None:
+        """Queue sent requests to be sent again: in input order, among any put back before, and
+        before those never sent."""
+        if tasks:
+            self.queue = collections.deque(sorted([*tasks, *self.queue], key=lambda task: task.index))
 
     def _replace_worker(self, *, trusted: bool = False) -> Worker:
         self._drop_worker()
