@@ -200,8 +200,11 @@ def test_a_folder_variable_that_is_relative_is_not_followed(tmp_path: Path, home
     stand_in(here / "rel" / "flatpak" / "exports" / "bin" / "org.godotengine.Godot", "4.6.3.stable")
     stand_in(here / "rel" / "apps" / "godot" / "current" / "godot.console.exe", "4.6.3.stable")
     monkeypatch.chdir(here)
-    for platform, variable in (("linux", "XDG_CACHE_HOME"), ("linux", "XDG_DATA_HOME"), ("win32", "SCOOP")):
-        roots = Roots(platform, home, system, {"PATH": str(tmp_path / "nothing"), variable: "rel"})
+    stand_in(here / "\\rel" / "godot-bridge" / "bin" / "godot", "4.6.3.stable")  # a name, on Linux
+    cases = [("linux", "XDG_CACHE_HOME", "rel"), ("linux", "XDG_DATA_HOME", "rel"), ("win32", "SCOOP", "rel"),
+             ("linux", "XDG_CACHE_HOME", "\\rel")]
+    for platform, variable, value in cases:
+        roots = Roots(platform, home, system, {"PATH": str(tmp_path / "nothing"), variable: value})
         with pytest.raises(EngineNotFound):
             find_godot(roots=roots)
 

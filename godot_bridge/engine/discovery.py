@@ -85,7 +85,8 @@ class Roots:
         value = self.environ.get(variable, "")
         # A relative value is passed over, as the XDG specification asks of its variables: taken
         # against the current folder, it would make a project's folder a place to find Godot in.
-        if posixpath.isabs(value) or ntpath.isabs(value):
+        # (On Windows a path rooted at the current drive, `\\x` or `/x`, is not the current folder's.)
+        if posixpath.isabs(value) or (self.family == "win32" and ntpath.isabs(value)):
             return value
         return default.format(home=self.home, system=self.system)
 
