@@ -98,13 +98,9 @@ def is_engine_file(relative: str) -> bool:
     """Whether a normalised path relative to the project is the engine's own or git's: project.godot,
     .godot/ or Godot 3's .import/ or anything in them, or anything in a .git folder at any depth (a
     submodule has one), in any case (on a file system that ignores case, `.GIT` is `.git`)."""
-    whole = folded(relative)
-    if ".git" not in whole and not whole.startswith((".godot", ".import")) and whole != "project.godot":
-        return False  # most paths: no name in them can be one of those (one fold, not one per name)
-    parts = relative.split("/")
-    if folded(parts[0]) in (".godot", ".import") or any(folded(part) == ".git" for part in parts):
-        return True
-    return whole == "project.godot"
+    whole = folded(relative)  # once: folding maps letters to letters, so each name folds as in the whole
+    names = whole.split("/")
+    return names[0] in (".godot", ".import") or ".git" in names or whole == "project.godot"
 
 
 def folded(name: str) -> str:
