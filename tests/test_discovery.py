@@ -196,17 +196,27 @@ def test_a_folder_variable_that_is_relative_is_not_followed(tmp_path: Path, home
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     # Taken against the current folder, it would let a project's folder hold the Godot that runs.
     here = tmp_path / "game"
-    stand_in(here / "rel" / "godot-bridge" / "bin" / "godot", "4.6.3.stable")
-    stand_in(here / "rel" / "flatpak" / "exports" / "bin" / "org.godotengine.Godot", "4.6.3.stable")
-    stand_in(here / "rel" / "apps" / "godot" / "current" / "godot.console.exe", "4.6.3.stable")
+    ran = tmp_path / "ran"
+    planted = [here / "rel" / "godot-bridge" / "bin" / "godot",
+               here / "rel" / "flatpak" / "exports" / "bin" / "org.godotengine.Godot",
+               here / "rel" / "apps" / "godot" / "current" / "godot.console.exe",
+               here / "\\rel" / "godot-bridge" / "bin" / "godot"]  # on Linux, "\\rel" is a name
+    for path in planted:
+        stand_in(path, "4.6.3.stable")
+        # Each says so when anything runs it (discovery asks a candidate its version).
+        path.write_text(path.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho \"$0\" >> '{ran}'\n"))
     monkeypatch.chdir(here)
-    stand_in(here / "\\rel" / "godot-bridge" / "bin" / "godot", "4.6.3.stable")  # a name, on Linux
     cases = [("linux", "XDG_CACHE_HOME", "rel"), ("linux", "XDG_DATA_HOME", "rel"), ("win32", "SCOOP", "rel"),
              ("linux", "XDG_CACHE_HOME", "\\rel")]
     for platform, variable, value in cases:
         roots = Roots(platform, home, system, {"PATH": str(tmp_path / "nothing"), variable: value})
         with pytest.raises(EngineNotFound):
             find_godot(roots=roots)
+    assert not ran.exists()
+    # The check above can fail: named by an absolute path, the same folder is followed and run.
+    roots = Roots("linux", home, system, {"PATH": str(tmp_path / "nothing"), "XDG_CACHE_HOME": str(here / "rel")})
+    assert find_godot(roots=roots) == str(planted[0])
+    assert ran.read_text().splitlines() == [str(planted[0])]
 
 
 def test_the_newest_supported_one_wins(home: Path, system: Path, bin_dir: Path) -> None:
