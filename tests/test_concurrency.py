@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -161,3 +162,33 @@ def test_a_scene_edit_waits_for_a_locked_scene_no_longer_than_its_deadline(godot
     assert 1 <= waited < 3
     assert saved["result"] == "ok"
     assert after["result"] == "ok" and target.read_bytes() != before
+
+
+def test_two_processes_updating_two_files_in_crossing_order_both_finish(godot_bin: str, project: Path) -> None:
+    # Each bridge sends its first update (taking that file's lock while its engine starts), then
+    # goes for the other file's lock, which the other bridge holds. A wait for a lock that stopped
+    # the bridge's loop also stopped it from reading the reply that lets its own lock go: each
+    # waited for the other until the deadline, and one update failed with `timeout`.
+    files = ["crossed/a.tres", "crossed/b.tres"]
+    base = {"project_path": str(project), "op": "resource_update"}
+    with Bridge(godot_bin) as bridge:
+        for path in files:
+            made = bridge.run({"op": "material_create", "project_path": str(project),
+                               "material_type": "StandardMaterial3D", "resource_path": path})
+            assert made["result"] == "ok", made
+    orders = {"first": files, "second": files[::-1]}
+    replies: dict[str, list[dict[str, Any]]] = {}
+    start = threading.Barrier(len(orders))
+
+    def serve(who: str) -> None:
+        with Bridge(godot_bin, jobs=2, timeout=8) as bridge:
+            start.wait()
+            replies[who] = list(bridge.batch([{**base, "resource_path": path, "properties": {"resource_name": who}}
+                                              for path in orders[who]]))
+
+    threads = [threading.Thread(target=serve, args=(who,)) for who in orders]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [reply["result"] for who in orders for reply in replies[who]] == ["ok"] * 4, replies

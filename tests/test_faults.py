@@ -222,6 +222,7 @@ class _DeadWorker:
 
 def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> None:
     from godot_bridge.requests.request import Job, Roots, prepare
+    from godot_bridge.serving import locks
     from godot_bridge.serving.slot import hold_writes
 
     scene, shape = project / "scenes" / "level.tscn", project / "shapes" / "s.tres"
@@ -231,7 +232,8 @@ def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> N
     assert isinstance(job, Job)
     original = scene.read_bytes()
     for answered in (False, True):
-        release = hold_writes(_DeadWorker(), job, time.monotonic() + 5)  # type: ignore[arg-type]  # only .pid is read
+        held = locks.hold([Path(path) for path in job.written], time.monotonic() + 5)
+        release = hold_writes(_DeadWorker(), job, held)  # type: ignore[arg-type]  # only .pid is read
         shape.parent.mkdir(exist_ok=True)
         shape.write_text("the engine saved this")
         scene.write_bytes(original + b"\n; and edited this\n")

@@ -5,7 +5,9 @@ Editing a scene or updating a resource in place is read-modify-write inside the 
 bridge processes (or two workers of one) changing the same file could lose an update. Such a
 request therefore holds an exclusive lock on the files it writes, from before it is sent until
 its reply arrives or its engine is dead. Every other write replaces its file whole by a rename,
-which needs no lock (decisions.md §6).
+which needs no lock (decisions.md §6). The pool takes those locks with `try_hold()`, which never
+waits: the thread that would wait is the one that reads the replies that let locks go, its own
+and (through another process doing the same) other processes' too.
 Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`), one per target, named by a
 hash of the target's real path: nothing is ever created in the project for them. The locks are
 filelock's: `flock` on Linux and macOS, `msvcrt.locking` on Windows.
@@ -33,7 +35,7 @@ from godot_bridge.errors import SaveFailed, Timeout
 if TYPE_CHECKING:
     import filelock
 
-_POLL = 0.005
+POLL = 0.005
 """Pause between two tries of a lock that another process holds."""
 
 
@@ -43,9 +45,10 @@ def lock_dir() -> Path:
 
 
 class Held:
-    """Exclusive locks on the files one request rewrites; `release()` drops them."""
+    """Exclusive locks on the files one request rewrites (`targets`); `release()` drops them."""
 
-    def __init__(self, held: list[filelock.FileLock]) -> None:
+    def __init__(self, targets: list[Path], held: list[filelock.FileLock]) -> None:
+        self.targets = targets
         self._held = held
 
     def release(self) -> None:
@@ -55,30 +58,54 @@ class Held:
             lock.release()
 
 
+class Busy(Exception):
+    """`try_hold()` found a target locked by another request."""
+
+    def __init__(self, target: Path) -> None:
+        super().__init__(target)
+        self.target = target
+
+    def timeout(self) -> Timeout:
+        """The reply of a request that waited for this lock until its deadline."""
+        return Timeout(f"{self.target} stayed locked by another godot-bridge request until the deadline passed")
+
+
 def hold(targets: Iterable[Path], deadline: float) -> Held:
     """Lock every target (a real path) before `deadline`, or raise holding none: Timeout, or
     SaveFailed when the lock files cannot be made (the write cannot be made safely either)."""
+    while True:
+        try:
+            return try_hold(targets)
+        except Busy as busy:
+            if time.monotonic() >= deadline:
+                raise busy.timeout() from None
+        time.sleep(POLL)
+
+
+def try_hold(targets: Iterable[Path]) -> Held:
+    """Lock every target (a real path) now, or raise holding none: Busy when another request holds
+    one, or SaveFailed as hold() does."""
     unique = sorted(set(targets))
     if not unique:
-        return Held([])
+        return Held([], [])
     folder = lock_dir()
     taken: list[filelock.FileLock] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
         # One global order (sorted paths) so that two requests locking the same files cannot deadlock.
         for target in unique:
-            taken.append(_lock(folder, target, deadline))
-        return Held(taken)
+            taken.append(_lock(folder, target))
+        return Held(unique, taken)
     except OSError as exc:
-        Held(taken).release()
+        Held(unique, taken).release()
         raise SaveFailed(f"the lock that guards {unique[0]} could not be taken in {folder}: "
                          f"{exc.strerror or exc}") from None
     except BaseException:
-        Held(taken).release()
+        Held(unique, taken).release()
         raise
 
 
-def _lock(folder: Path, target: Path, deadline: float) -> filelock.FileLock:
+def _lock(folder: Path, target: Path) -> filelock.FileLock:
     # Imported here: it takes ~20 ms, and only scene edits and updates in place take a lock.
     import filelock
 
@@ -87,9 +114,9 @@ def _lock(folder: Path, target: Path, deadline: float) -> filelock.FileLock:
     # MCP server runs its calls on a pool of threads).
     lock = filelock.FileLock(folder / name, mode=0o600, thread_local=False)
     try:
-        lock.acquire(timeout=max(0.0, deadline - time.monotonic()), poll_interval=_POLL)  # OSError: see hold()
+        lock.acquire(blocking=False)  # OSError: see try_hold()
     except filelock.Timeout:
-        raise Timeout(f"{target} stayed locked by another godot-bridge request until the deadline passed") from None
+        raise Busy(target) from None
     return lock
 
 

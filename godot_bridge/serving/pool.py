@@ -328,8 +328,9 @@ class Pool:
             return feed.total is not None
 
     def _wait(self, feed: _Feed, ended: bool, slots: list[Slot]) -> None:
-        """Wait for engine output, a deadline, or (while the input goes on) the feeder."""
-        deadline = min((slot.deadline() for slot in slots if slot.inflight), default=None)
+        """Wait for engine output, a deadline, the next try of a lock, or (while the input goes on) the feeder."""
+        deadline = min([slot.deadline() for slot in slots if slot.inflight]
+                       + [at for slot in slots if (at := slot.retry_at()) is not None], default=None)
         # A wait elsewhere (while a worker stopped, say) may have taken replies from the inbox already.
         news = any(slot.worker is not None and slot.worker.news() for slot in slots)
         if not ended:

@@ -31,6 +31,8 @@ class Task:
     index: int
     job: Job
     sent_at: float = 0.0
+    locked_until: float = 0.0
+    """When it stops waiting for a lock that another request holds (0: it has not waited)."""
 
 
 class Host(Protocol):
@@ -47,18 +49,16 @@ class Host(Protocol):
         """Record the reply to `task`."""
 
 
-def hold_writes(worker: Worker, job: Job, deadline: float) -> Release:
-    """Lock the files a request rewrites in place (see godot_bridge/serving/locks.py), waiting until `deadline`.
+def hold_writes(worker: Worker, job: Job, held: locks.Held) -> Release:
+    """Return what `worker` is to run once it is done with a request whose rewrites (see
+    godot_bridge/serving/locks.py) are locked by `held`, read as they are before it goes out.
 
-    Return what `worker` is to run once it is done with the request. When its engine died before
-    answering, that removes the temp files it left beside the files the request writes and, for a
-    rewrite, puts those files back as they were (read under the lock before the request goes out):
-    a shape saved and attached to a scene is written both or neither, even under SIGKILL.
+    That lets the locks go. When its engine died before answering, it first removes the temp files
+    the engine left beside the files the request writes and, for a rewrite, puts those files back
+    as they were: a shape saved and attached to a scene is written both or neither, even under SIGKILL.
     """
     written = job.written
-    rewrites = [Path(path) for path in written] if job.rewrites else []
-    held = locks.hold(rewrites, deadline)
-    before = locks.snapshot(rewrites)
+    before = locks.snapshot(held.targets)
 
     def release(answered: bool) -> None:
         try:
@@ -69,6 +69,10 @@ def hold_writes(worker: Worker, job: Job, deadline: float) -> Release:
             held.release()
 
     return release
+
+
+def _rewrites(job: Job) -> list[Path]:
+    return [Path(path) for path in job.written] if job.rewrites else []
 
 
 class Slot:
@@ -142,13 +146,33 @@ class Slot:
                 return
 
     def _send(self, task: Task) -> bool:
-        """Send the head of the queue; return False to first take the replies in flight."""
+        """Send the head of the queue; return False to first take the replies in flight, or to try
+        its locks again later."""
+        try:
+            held = locks.try_hold(_rewrites(task.job))
+        except locks.Busy as busy:
+            # Waiting here would also stop the replies that let locks go from being read (see
+            # godot_bridge/serving/locks.py): the loop tries again after a pause (retry_at()).
+            now = time.monotonic()
+            if not task.locked_until:
+                task.locked_until = now + self.pool.starter.settings.timeout
+            elif now >= task.locked_until:
+                self.queue.popleft()
+                self.pool.finish(task, refuse(task.job.request, busy.timeout()), self)
+                return True
+            return False
+        except BridgeError as exc:
+            self.queue.popleft()
+            self.pool.finish(task, refuse(task.job.request, exc), self)
+            return True
+        handed = False  # the locks, to the worker: it lets them go, whatever happens to the request
         try:
             if task.job.allows_scripts:
                 worker = self._replace_worker(trusted=True)
             else:
                 worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
-            release = hold_writes(worker, task.job, time.monotonic() + self.pool.starter.settings.timeout)
+            release = hold_writes(worker, task.job, held)
+            handed = True
             worker.send(task.job.message, release=release)
         except EngineCrashed as exc:
             if self.inflight:
@@ -161,11 +185,20 @@ class Slot:
             self.queue.popleft()
             self.pool.finish(task, refuse(task.job.request, exc), self)
             return True
+        finally:
+            if not handed:
+                held.release()
         self.queue.popleft()
         task.sent_at = time.monotonic()
         self.inflight.append(task)
         self._sends += 1
         return True
+
+    def retry_at(self) -> float | None:
+        """Return when to try again the locks the head of the queue waits for (None: it waits for none)."""
+        if not self.queue or not self.queue[0].locked_until:
+            return None
+        return min(time.monotonic() + locks.POLL, self.queue[0].locked_until)
 
     def _usable(self) -> bool:
         worker = self.worker
