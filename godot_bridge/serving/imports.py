@@ -83,7 +83,7 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
     `announce` is called just before an import really starts, `progress` as each asset is imported."""
     deadline = time.monotonic() + timeout
     try:
-        held = locks.hold([root / ".godot" / "imported"], deadline)
+        held = locks.hold_import(root, deadline)
     except BridgeError as exc:
         return exc.message
     except OSError as exc:

@@ -8,9 +8,12 @@ its reply arrives or its engine is dead. Every other write replaces its file who
 which needs no lock (decisions.md §6). The pool takes those locks with `try_hold()`, which never
 waits: the thread that would wait is the one that reads the replies that let locks go, its own
 and (through another process doing the same) other processes' too.
-Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`), one per target, named by a
-hash of the target's real path: nothing is ever created in the project for them. The locks are
-filelock's: `flock` on Linux and macOS, `msvcrt.locking` on Windows.
+Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`): nothing is ever created in
+the project for them. A file's lock is one of `SLOTS` lock files, chosen by a hash of its real path,
+so that the cache keeps no more of them however many files were edited (one per file grew without
+end: filelock leaves a lock file in place on Linux and macOS, where removing it safely would need
+more than it offers). The locks are filelock's: `flock` on Linux and macOS, `msvcrt.locking` on
+Windows.
 
 The engine saves through a temp file `.<file>.<pid>-<n>.tmp.<ext>` beside the target and renames it
 over the target (gdscript/files/saving.gd). An engine killed between the two leaves the temp behind; once
@@ -36,12 +39,25 @@ if TYPE_CHECKING:
     import filelock
 
 POLL = 0.005
-"""Pause between two tries of a lock that another process holds."""
+"""Pause between two tries of a lock that another request holds."""
+SLOTS = 16**3
+"""Lock files for the files of rewrites, at most. Two files may share one: a rewrite of one then
+waits for a rewrite of the other as for one of the same file, which costs a request's time, for
+1 pair in 4,096. A pool never waits blocked (try_hold()), so this holds within one process too."""
 
 
 def lock_dir() -> Path:
     """Return the folder of the lock files: XDG_CACHE_HOME (or ~/.cache)/godot-bridge/locks."""
     return Path(cache_dir(), "locks")
+
+
+def lock_file(target: Path) -> Path:
+    """Return the lock file that guards rewrites of `target` (a real path)."""
+    return lock_dir() / f"file-{_hash(target)[:3]}.lock"
+
+
+def _hash(target: Path) -> str:
+    return hashlib.sha256(os.fsencode(target)).hexdigest()
 
 
 class Held:
@@ -70,12 +86,24 @@ class Busy(Exception):
         return Timeout(f"{self.target} stayed locked by another godot-bridge request until the deadline passed")
 
 
+def hold_import(root: Path, deadline: float) -> Held:
+    """Take the lock of importing project `root` (a real path) before `deadline`, as hold() does.
+
+    Its own lock file, one per project, shared with no file's: it is waited for in the pool's
+    thread, which a lock held by a request in flight there would stop for good."""
+    return _hold({root: lock_dir() / f"import-{_hash(root)[:40]}.lock"}, deadline)
+
+
 def hold(targets: Iterable[Path], deadline: float) -> Held:
     """Lock every target (a real path) before `deadline`, or raise holding none: Timeout, or
     SaveFailed when the lock files cannot be made (the write cannot be made safely either)."""
+    return _hold({target: lock_file(target) for target in targets}, deadline)
+
+
+def _hold(files: dict[Path, Path], deadline: float) -> Held:
     while True:
         try:
-            return try_hold(targets)
+            return _take(files)
         except Busy as busy:
             if time.monotonic() >= deadline:
                 raise busy.timeout() from None
@@ -85,36 +113,42 @@ def hold(targets: Iterable[Path], deadline: float) -> Held:
 def try_hold(targets: Iterable[Path]) -> Held:
     """Lock every target (a real path) now, or raise holding none: Busy when another request holds
     one, or SaveFailed as hold() does."""
-    unique = sorted(set(targets))
-    if not unique:
+    return _take({target: lock_file(target) for target in targets})
+
+
+def _take(files: dict[Path, Path]) -> Held:
+    """Take the lock file of each target (target -> its lock file), each once."""
+    if not files:
         return Held([], [])
-    folder = lock_dir()
+    guarded: dict[Path, Path] = {}  # each lock file, once, with the first target it guards
+    for target in sorted(files):
+        guarded.setdefault(files[target], target)
     taken: list[filelock.FileLock] = []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        # One global order (sorted paths) so that two requests locking the same files cannot deadlock.
-        for target in unique:
-            taken.append(_lock(folder, target))
-        return Held(unique, taken)
+        lock_dir().mkdir(parents=True, exist_ok=True)
+        # One global order (sorted lock files) so that two requests locking the same files cannot deadlock.
+        for lock in sorted(guarded):
+            taken.append(_lock(lock, guarded[lock]))
+        return Held(sorted(files), taken)
     except OSError as exc:
-        Held(unique, taken).release()
-        raise SaveFailed(f"the lock that guards {unique[0]} could not be taken in {folder}: "
+        Held([], taken).release()
+        target = min(files)
+        raise SaveFailed(f"the lock that guards {target} could not be taken in {lock_dir()}: "
                          f"{exc.strerror or exc}") from None
     except BaseException:
-        Held(unique, taken).release()
+        Held([], taken).release()
         raise
 
 
-def _lock(folder: Path, target: Path) -> filelock.FileLock:
+def _lock(file: Path, target: Path) -> filelock.FileLock:
     # Imported here: it takes ~20 ms, and only scene edits and updates in place take a lock.
     import filelock
 
-    name = hashlib.sha256(os.fsencode(target)).hexdigest()[:40] + ".lock"
     # Not thread-local: the lock may be let go by another thread than the one that took it (the
     # MCP server runs its calls on a pool of threads).
-    lock = filelock.FileLock(folder / name, mode=0o600, thread_local=False)
+    lock = filelock.FileLock(file, mode=0o600, thread_local=False)
     try:
-        lock.acquire(blocking=False)  # OSError: see try_hold()
+        lock.acquire(blocking=False)  # OSError: see _take()
     except filelock.Timeout:
         raise Busy(target) from None
     return lock
