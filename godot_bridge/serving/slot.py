@@ -165,6 +165,7 @@ class Slot:
             self.queue.popleft()
             self.pool.finish(task, refuse(task.job.request, exc), self)
             return True
+        task.locked_until = 0.0  # sent again after a crash, it waits anew
         handed = False  # the locks, to the worker: it lets them go, whatever happens to the request
         try:
             if task.job.allows_scripts:
