@@ -11,6 +11,7 @@ each other's nodes.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -194,16 +195,19 @@ def test_two_processes_updating_two_files_in_crossing_order_both_finish(godot_bi
     assert [reply["result"] for who in orders for reply in replies[who]] == ["ok"] * 4, replies
 
 
-def test_the_lock_files_stay_few_however_many_files_were_rewritten(tmp_path: Path) -> None:
+def test_the_lock_files_stay_few_however_many_files_were_rewritten(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # One lock file per file ever edited in place grew the cache without end: 5,000 files updated,
     # 5,000 lock files kept.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     for n in range(5000):
         locks.try_hold([tmp_path / f"m{n}.tres"]).release()
     assert len(list(lock_dir().iterdir())) <= 16**3
 
 
 def _sharing_a_lock(folder: Path) -> tuple[Path, Path]:
-    """Two files of `folder` whose rewrites take the same lock file."""
+    """Two files of `folder` (a real path, as the bridge finds it) whose rewrites take the same lock file."""
+    assert os.path.realpath(folder) == str(folder)
     seen: dict[Path, Path] = {}
     for n in range(100_000):
         target = folder / f"m{n}.tres"
@@ -233,3 +237,22 @@ def test_one_bridge_rewriting_two_files_that_share_a_lock_serves_both(godot_bin:
                                       "resource_path": f"shared/{path.name}", "properties": {"resource_name": "x"}}
                                      for path in (a, b)]))
     assert [reply["result"] for reply in replies] == ["ok", "ok"], replies
+
+
+def test_a_request_waiting_for_a_shared_lock_goes_before_the_next_one_of_the_holder(godot_bin: str,
+                                                                                     project: Path) -> None:
+    # One worker updates X again and again; another waits to update Y, whose lock file is X's. The
+    # loop filled its slots in one order, so the first worker took the lock again each time it let
+    # it go: Y waited for every update of X, and past the deadline when there were enough.
+    x, y = _sharing_a_lock(project.resolve() / "shared")
+    with Bridge(godot_bin, jobs=2, timeout=30) as bridge:
+        for path in (x, y):
+            made = bridge.run({"op": "material_create", "project_path": str(project),
+                               "material_type": "StandardMaterial3D", "resource_path": f"shared/{path.name}"})
+            assert made["result"] == "ok", made
+        updates = [{"op": "resource_update", "project_path": str(project), "resource_path": f"shared/{path.name}",
+                    "properties": {"resource_name": f"{path.stem}-{n}"}}
+                   for n, path in enumerate([x, y] + [x] * 30)]
+        replies = list(bridge.batch(updates))
+    assert [reply["result"] for reply in replies] == ["ok"] * len(updates), replies
+    assert y.stat().st_mtime_ns < x.stat().st_mtime_ns

@@ -83,14 +83,15 @@ class Busy(Exception):
 
     def timeout(self) -> Timeout:
         """The reply of a request that waited for this lock until its deadline."""
-        return Timeout(f"{self.target} stayed locked by another godot-bridge request until the deadline passed")
+        return Timeout(f"{self.target} stayed locked by another godot-bridge request (one rewriting it, or a "
+                       "file that shares its lock file) until the deadline passed")
 
 
 def hold_import(root: Path, deadline: float) -> Held:
     """Take the lock of importing project `root` (a real path) before `deadline`, as hold() does.
 
     Its own lock file, one per project, shared with no file's: it is waited for in the pool's
-    thread, which a lock held by a request in flight there would stop for good."""
+    thread, which a lock held by a request in flight there would stop until the deadline."""
     return _hold({root: lock_dir() / f"import-{_hash(root)[:40]}.lock"}, deadline)
 
 

@@ -196,7 +196,9 @@ class Pool:
                 ended = self._take(feed)
                 self._dispatch()
                 slots = self._all_slots()
-                for slot in slots:
+                # A request waiting for a lock that another slot's request let go takes it before
+                # that slot's next request can take it again (in its turn, it would wait for them all).
+                for slot in sorted(slots, key=Slot.waits_for_lock, reverse=True):
                     slot.fill()
                 while self._releasable(slots):
                     reply = self._results.pop(self._next_out)

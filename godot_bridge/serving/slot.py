@@ -165,9 +165,9 @@ class Slot:
             self.queue.popleft()
             self.pool.finish(task, refuse(task.job.request, exc), self)
             return True
-        task.locked_until = 0.0  # sent again after a crash, it waits anew
         handed = False  # the locks, to the worker: it lets them go, whatever happens to the request
         try:
+            task.locked_until = 0.0  # sent again after an import, it waits anew
             if task.job.allows_scripts:
                 worker = self._replace_worker(trusted=True)
             else:
@@ -195,9 +195,13 @@ class Slot:
         self._sends += 1
         return True
 
+    def waits_for_lock(self) -> bool:
+        """Return whether the head of the queue waits for a lock that another request holds."""
+        return bool(self.queue) and bool(self.queue[0].locked_until)
+
     def retry_at(self) -> float | None:
         """Return when to try again the locks the head of the queue waits for (None: it waits for none)."""
-        if not self.queue or not self.queue[0].locked_until:
+        if not self.waits_for_lock():
             return None
         return min(time.monotonic() + locks.POLL, self.queue[0].locked_until)
 
