@@ -21,8 +21,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var reset: Array = request.get("reset", [])
 	var names: Array = properties.keys() + reset
 	var before: Dictionary = _stored_values(resource)
-	# Names to set are checked by Props.apply(), as for any request; names to reset here.
-	var known: Dictionary = Props.infos(resource)
+	# Names to set are checked by Props.apply(), as for any request; names to reset here (the list
+	# of properties costs ~0.35 ms a material, a tenth of an update: only a reset asks for it).
+	var known: Dictionary = Props.infos(resource) if not reset.is_empty() else {}
 	for name: String in reset:
 		if not known.has(name):
 			job.fail(
