@@ -307,3 +307,23 @@ def test_an_import_past_its_deadline_is_ended_and_says_so(tmp_path: Path) -> Non
     assert failure == "the engine's import ran past the deadline"
     assert time.monotonic() - started < 10
     assert told == [(1, 2)]
+
+
+@pytest.mark.timeout(180)
+def test_requests_on_another_worker_are_not_timed_out_by_an_import_longer_than_their_deadline(
+    textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The import runs on the bridge's one thread. Requests the loop had just queued for the other
+    # worker were handed to its engine only after the import, by then past their deadline: the
+    # first of them got `timeout` and its engine was killed (in 3 of 8 runs of this batch).
+    for i in range(40):
+        (textured / "icons" / f"tile_{i}.png").write_bytes(png(64, 64))
+    (textured / "m").mkdir()
+    materials = [{"op": "material_create", "project_path": str(textured), "material_type": "StandardMaterial3D",
+                  "resource_path": f"m/m{i}.tres"} for i in range(300)]
+    with Bridge(godot_bin, jobs=2, timeout=1.0) as bridge:
+        replies = list(bridge.batch([*materials[:150], style_box(textured), *materials[150:]]))
+    (took,) = [float(m.rsplit(" in ", 1)[1].removesuffix(" s")) for m in (r.getMessage() for r in caplog.records)
+               if m.startswith("godot-bridge: imported the assets of")]
+    assert took > 1.0  # longer than the requests' deadline
+    assert [reply["error"] for reply in replies if reply["result"] != "ok"] == []

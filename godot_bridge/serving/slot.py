@@ -107,7 +107,9 @@ class Slot:
         if worker is not None and not worker.ready:
             return worker.start_deadline
         ready_at = worker.ready_at if worker is not None else 0.0
-        return max(self.inflight[0].sent_at, self._idle_since, ready_at) + self.pool.starter.settings.timeout
+        # Time the pool's thread spent in an import does not count: it read no reply meanwhile.
+        since = max(self.inflight[0].sent_at, self._idle_since, ready_at, self.pool.starter.imported_at)
+        return since + self.pool.starter.settings.timeout
 
     def stop(self) -> None:
         """Stop the slot's engine."""

@@ -61,6 +61,8 @@ class Starter:
         """Each project's import stamp right after the pool last imported it."""
         self.journals: dict[Path, Journal] = {}
         """The journal of the atomic batch being served on a project (godot_bridge/serving/journal.py)."""
+        self.imported_at = 0.0
+        """When the pool's thread last came back from an import (monotonic; 0: never)."""
 
     def found_engine(self) -> engines.Engine:
         """Return the Godot binary in use, found and version-checked once."""
@@ -133,8 +135,12 @@ class Starter:
                 shown = now
                 log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, total, now - started)
 
+        # The import blocks the pool's thread, which hands requests to the engines and reads their
+        # replies: the engines get what was sent first, and serve it meanwhile.
+        self._inbox.flush()
         failure = imports.import_project(self.found_engine(), root, self.pack(),
                                          max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress)
+        self.imported_at = time.monotonic()
         self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1
