@@ -494,11 +494,15 @@ static func _missing_folders(folder: String, job: Job, where: String) -> Array:
 
 
 ## Make each of the `missing` folders, one at a time; return those made. A failure fails the job,
-## and nothing made stays.
+## and nothing made stays. A folder another writer made meanwhile (another worker, or another
+## process, writing into the same new folders) is not this write's: it is used, and never removed,
+## if it is a folder and no link (a link there could lead the temp file out of the project).
 static func _make_folders(missing: Array, job: Job, where: String) -> Array:
 	var made: Array = []
 	for each: String in missing:
 		var err: Error = Paths.project_dir().make_dir(each)
+		if err == ERR_ALREADY_EXISTS and Paths.project_dir().dir_exists(each) and Paths.real(each) == each:
+			continue
 		if err != OK:
 			_remove_folders(made)
 			job.fail(
