@@ -33,6 +33,8 @@ class Task:
     sent_at: float = 0.0
     locked_until: float = 0.0
     """When it stops waiting for a lock that another request holds (0: it has not waited)."""
+    import_time_at_send: float = 0.0
+    """The pool's Starter.import_time when it was sent."""
 
 
 class Host(Protocol):
@@ -85,6 +87,7 @@ class Slot:
         self.queue: collections.deque[Task] = collections.deque()
         self.inflight: collections.deque[Task] = collections.deque()
         self._idle_since = 0.0
+        self._import_time_at_start = 0.0
         self._imports_seen = 0
         self._stamp: int | None = None
         self._sends = 0
@@ -104,12 +107,14 @@ class Slot:
     def deadline(self) -> float:
         """Return when the request the engine is serving now runs out of time."""
         worker = self.worker
-        if worker is not None and not worker.ready:
-            return worker.start_deadline
-        ready_at = worker.ready_at if worker is not None else 0.0
         # Time the pool's thread spent in an import does not count: it read no reply meanwhile.
-        since = max(self.inflight[0].sent_at, self._idle_since, ready_at, self.pool.starter.imported_at)
-        return since + self.pool.starter.settings.timeout
+        import_time = self.pool.starter.import_time
+        if worker is not None and not worker.ready:
+            return worker.start_deadline + import_time - self._import_time_at_start
+        head = self.inflight[0]
+        ready_at = worker.ready_at if worker is not None else 0.0
+        since = max(head.sent_at, self._idle_since, ready_at)
+        return since + self.pool.starter.settings.timeout + import_time - head.import_time_at_send
 
     def stop(self) -> None:
         """Stop the slot's engine."""
@@ -193,6 +198,7 @@ class Slot:
                 held.release()
         self.queue.popleft()
         task.sent_at = time.monotonic()
+        task.import_time_at_send = self.pool.starter.import_time
         self.inflight.append(task)
         self._sends += 1
         return True
@@ -283,6 +289,7 @@ class Slot:
         self.worker = worker
         self._sends = 0
         self._idle_since = time.monotonic()
+        self._import_time_at_start = self.pool.starter.import_time
         return worker
 
     def _drop_worker(self) -> None:

@@ -61,8 +61,9 @@ class Starter:
         """Each project's import stamp right after the pool last imported it."""
         self.journals: dict[Path, Journal] = {}
         """The journal of the atomic batch being served on a project (godot_bridge/serving/journal.py)."""
-        self.imported_at = 0.0
-        """When the pool's thread last came back from an import (monotonic; 0: never)."""
+        self.import_time = 0.0
+        """Seconds the pool's thread has spent in imports, reading no reply meanwhile: a deadline in
+        flight is pushed back by what of it passed since that deadline's clock started."""
 
     def found_engine(self) -> engines.Engine:
         """Return the Godot binary in use, found and version-checked once."""
@@ -140,7 +141,7 @@ class Starter:
         self._inbox.flush()
         failure = imports.import_project(self.found_engine(), root, self.pack(),
                                          max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress)
-        self.imported_at = time.monotonic()
+        self.import_time += time.monotonic() - started
         self._import_tried[root] = imports.stamp(root)
         if failure is None:
             self._imports[root] = self.imports(root) + 1
