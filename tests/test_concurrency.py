@@ -226,13 +226,19 @@ def test_files_sharing_a_lock_are_locked_together_and_apart(tmp_path: Path) -> N
     locks.try_hold([b]).release()
 
 
+def _made_sharing_a_lock(bridge: Bridge, project: Path) -> tuple[Path, Path]:
+    """Two materials made in the project's shared/ whose rewrites take the same lock file."""
+    pair = _sharing_a_lock(project.resolve() / "shared")
+    for path in pair:
+        made = bridge.run({"op": "material_create", "project_path": str(project),
+                           "material_type": "StandardMaterial3D", "resource_path": f"shared/{path.name}"})
+        assert made["result"] == "ok", made
+    return pair
+
+
 def test_one_bridge_rewriting_two_files_that_share_a_lock_serves_both(godot_bin: str, project: Path) -> None:
-    a, b = _sharing_a_lock(project.resolve() / "shared")
     with Bridge(godot_bin, jobs=2, timeout=8) as bridge:
-        for path in (a, b):
-            made = bridge.run({"op": "material_create", "project_path": str(project),
-                               "material_type": "StandardMaterial3D", "resource_path": f"shared/{path.name}"})
-            assert made["result"] == "ok", made
+        a, b = _made_sharing_a_lock(bridge, project)
         replies = list(bridge.batch([{"op": "resource_update", "project_path": str(project),
                                       "resource_path": f"shared/{path.name}", "properties": {"resource_name": "x"}}
                                      for path in (a, b)]))
@@ -244,12 +250,8 @@ def test_a_request_waiting_for_a_shared_lock_goes_before_the_next_one_of_the_hol
     # One worker updates X again and again; another waits to update Y, whose lock file is X's. The
     # loop filled its slots in one order, so the first worker took the lock again each time it let
     # it go: Y waited for every update of X, and past the deadline when there were enough.
-    x, y = _sharing_a_lock(project.resolve() / "shared")
     with Bridge(godot_bin, jobs=2, timeout=30) as bridge:
-        for path in (x, y):
-            made = bridge.run({"op": "material_create", "project_path": str(project),
-                               "material_type": "StandardMaterial3D", "resource_path": f"shared/{path.name}"})
-            assert made["result"] == "ok", made
+        x, y = _made_sharing_a_lock(bridge, project)
         updates = [{"op": "resource_update", "project_path": str(project), "resource_path": f"shared/{path.name}",
                     "properties": {"resource_name": f"{path.stem}-{n}"}}
                    for n, path in enumerate([x, y] + [x] * 30)]
