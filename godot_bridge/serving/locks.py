@@ -53,7 +53,7 @@ def lock_dir() -> Path:
 
 def lock_file(target: Path) -> Path:
     """Return the lock file that guards rewrites of `target` (a real path)."""
-    return lock_dir() / f"file-{_hash(target)[:3]}.lock"
+    return lock_dir() / f"file-{int(_hash(target), 16) % SLOTS:03x}.lock"
 
 
 def _hash(target: Path) -> str:
