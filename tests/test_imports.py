@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO, file_uid, fresh_clone, run_cli, snapshot
 from godot_bridge import Bridge
 from godot_bridge.engine.godot import Engine
-from godot_bridge.serving import imports
+from godot_bridge.serving import imports, locks
 
 IMPORTING = "godot-bridge: importing the assets of"
 
@@ -327,3 +327,16 @@ def test_requests_on_another_worker_are_not_timed_out_by_an_import_longer_than_t
                if m.startswith("godot-bridge: imported the assets of")]
     assert took > 1.0  # longer than the requests' deadline
     assert [reply["error"] for reply in replies if reply["result"] != "ok"] == []
+
+
+def test_an_import_waiting_for_another_import_past_its_deadline_says_so(project: Path) -> None:
+    # The import lock's wait ended with the message of a rewrite's lock: "... stayed locked by
+    # another godot-bridge request (one rewriting it, or a file that shares its lock file)".
+    root = project.resolve()
+    other = locks.hold_import(root, time.monotonic() + 5)  # as another process importing it would
+    try:
+        failure = imports.import_project(Engine("/nonexistent/godot", "4.6.3.stable"), root, project / "none.pck",
+                                         0.2, imports.stamp(root), lambda: None, lambda done, total: None)
+    finally:
+        other.release()
+    assert failure == f"another godot-bridge process importing {root} held the import lock until the deadline passed"

@@ -88,32 +88,25 @@ class Busy(Exception):
 
 
 def hold_import(root: Path, deadline: float) -> Held:
-    """Take the lock of importing project `root` (a real path) before `deadline`, as hold() does.
+    """Take the lock of importing project `root` (a real path), waiting until `deadline`: else
+    raise Timeout, or SaveFailed as try_hold() does.
 
     Its own lock file, one per project, shared with no file's: it is waited for in the pool's
     thread, which a lock held by a request in flight there would stop until the deadline."""
-    return _hold({root: lock_dir() / f"import-{_hash(root)[:40]}.lock"}, deadline)
-
-
-def hold(targets: Iterable[Path], deadline: float) -> Held:
-    """Lock every target (a real path) before `deadline`, or raise holding none: Timeout, or
-    SaveFailed when the lock files cannot be made (the write cannot be made safely either)."""
-    return _hold({target: lock_file(target) for target in targets}, deadline)
-
-
-def _hold(files: dict[Path, Path], deadline: float) -> Held:
+    files = {root: lock_dir() / f"import-{_hash(root)[:40]}.lock"}
     while True:
         try:
             return _take(files)
-        except Busy as busy:
+        except Busy:
             if time.monotonic() >= deadline:
-                raise busy.timeout() from None
+                raise Timeout(f"another godot-bridge process importing {root} held the import lock until the "
+                              "deadline passed") from None
         time.sleep(POLL)
 
 
 def try_hold(targets: Iterable[Path]) -> Held:
     """Lock every target (a real path) now, or raise holding none: Busy when another request holds
-    one, or SaveFailed as hold() does."""
+    one, or SaveFailed when the lock files cannot be made (the write cannot be made safely either)."""
     return _take({target: lock_file(target) for target in targets})
 
 
