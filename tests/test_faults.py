@@ -223,7 +223,7 @@ class _DeadWorker:
 def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> None:
     from godot_bridge.requests.request import Job, Roots, prepare
     from godot_bridge.serving import locks
-    from godot_bridge.serving.slot import hold_writes
+    from godot_bridge.serving.slot import release_writes
 
     scene, shape = project / "scenes" / "level.tscn", project / "shapes" / "s.tres"
     job = prepare({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
@@ -233,7 +233,7 @@ def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> N
     original = scene.read_bytes()
     for answered in (False, True):
         held = locks.try_hold([Path(path) for path in job.written])
-        release = hold_writes(_DeadWorker(), job, held)  # type: ignore[arg-type]  # only .pid is read
+        release = release_writes(_DeadWorker(), job, held)  # type: ignore[arg-type]  # only .pid is read
         shape.parent.mkdir(exist_ok=True)
         shape.write_text("the engine saved this")
         scene.write_bytes(original + b"\n; and edited this\n")

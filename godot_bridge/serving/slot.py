@@ -51,7 +51,7 @@ class Host(Protocol):
         """Record the reply to `task`."""
 
 
-def hold_writes(worker: Worker, job: Job, held: locks.Held) -> Release:
+def release_writes(worker: Worker, job: Job, held: locks.Held) -> Release:
     """Return what `worker` is to run once it is done with a request whose rewrites (see
     godot_bridge/serving/locks.py) are locked by `held`, read as they are before it goes out.
 
@@ -179,7 +179,7 @@ class Slot:
                 worker = self._replace_worker(trusted=True)
             else:
                 worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
-            release = hold_writes(worker, task.job, held)
+            release = release_writes(worker, task.job, held)
             handed = True
             worker.send(task.job.message, release=release)
         except EngineCrashed as exc:
