@@ -31,9 +31,11 @@ extends ResourceFormatLoader
 const Job = preload("../job.gd")
 const Scan = preload("../formats/scan.gd")
 const TextFormat = preload("../formats/text_format.gd")
-const BinaryFormat = preload("../formats/binary_format.gd")
 const Paths = preload("paths.gd")
-const Imported = preload("imported.gd")
+## Compiled on first use (_own_script()), not preloaded: few requests read a binary resource or an
+## imported asset, and an engine compiled these two at every start (~40 ms of it on a 2-core VM).
+const _BINARY_FORMAT: String = "formats/binary_format.gd"
+const _IMPORTED: String = "safety/imported.gd"
 
 ## The text loader's extensions (ResourceFormatLoaderText recognizes no others).
 const _TEXT_EXTENSIONS: Array[String] = ["tres", "tscn"]
@@ -61,6 +63,8 @@ static var _where: String = ""
 static var _root: String = ""
 ## The bridge's own folder (real path), whose scripts load between requests.
 static var _own: String = ""
+## The bridge's scripts compiled on first use, by their path below its folder.
+static var _own_scripts: Dictionary = {}
 ## Placeholders handed out for refused loads: taken out of the engine's cache once the request ends.
 static var _refused: Array[Resource] = []
 ## The files passed for the current load, each res path -> the res paths it names (for messages).
@@ -178,7 +182,7 @@ static func read(bytes: PackedByteArray) -> Scan:
 	scan = Scan.new()
 	var magic: String = bytes.slice(0, 4).get_string_from_ascii()
 	if magic == "RSRC" or magic == "RSCC":
-		BinaryFormat.read(bytes, scan)
+		_own_script(_BINARY_FORMAT).read(bytes, scan)
 	else:
 		TextFormat.new(bytes, scan).resource_file()
 	if _scans.size() >= _SCANS_KEPT:
@@ -256,16 +260,17 @@ static func opened_file_fault(named: String) -> Array:
 ## An imported asset: refused when its import is unsafe or not current, else the kept copy while
 ## its import has not changed, else loaded now (through the engine's importer) and kept.
 func _asset(path: String, real: String, original_path: String) -> Variant:
-	var sections: Array[Dictionary] = Imported.config(real + ".import")
+	var imported: GDScript = _own_script(_IMPORTED)
+	var sections: Array[Dictionary] = imported.config(real + ".import")
 	# allow_scripts lifts the script rule (an import remapped to a script loads it), not the confinement.
 	var code: PackedStringArray = PackedStringArray() if job.allow_scripts else code_extensions()
-	var unsafe: Array = Imported.unsafe_import(sections, code)
+	var unsafe: Array = imported.unsafe_import(sections, code)
 	if not unsafe[0].is_empty():
 		var why: String = (
 			"has not been imported by the engine: %s" if unsafe[0] == Job.NOT_IMPORTED else "cannot be loaded: %s"
 		)
 		return _refuse(path, unsafe[0], why % unsafe[1], original_path)
-	var problem: String = Imported.problem(path, real, sections)
+	var problem: String = imported.problem(path, real, sections)
 	if not problem.is_empty():
 		return _refuse(path, Job.NOT_IMPORTED, "has not been imported by the engine: %s" % problem, original_path)
 	var stamp: Array = _import_stamp(path)
@@ -281,6 +286,18 @@ func _asset(path: String, real: String, original_path: String) -> Variant:
 	while _assets.size() > _ASSETS_KEPT:
 		_assets.erase(_assets.keys()[0])
 	return kept[1]
+
+
+## The bridge's script at `relative` (below its folder, where job.gd is), compiled once. It loads as
+## between requests, when the gate lets through the bridge's own files alone: with the request's
+## job set, a file outside the project would be refused.
+static func _own_script(relative: String) -> GDScript:
+	if not _own_scripts.has(relative):
+		var serving: Job = job
+		job = null
+		_own_scripts[relative] = load((Job as Script).resource_path.get_base_dir().path_join(relative))
+		job = serving
+	return _own_scripts[relative]
 
 
 ## When an asset's import last changed: its .import file and the editor's record of the import.
