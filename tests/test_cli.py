@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 
 def replies(stdout: str) -> list[dict[str, Any]]:
@@ -188,3 +189,18 @@ def test_batch_reply_n_is_line_n_and_bad_json_names_its_line_and_column(godot_bi
 def test_an_empty_batch_has_no_replies(godot_bin: str) -> None:
     done = run_cli("batch", input="", godot=godot_bin)
     assert (done.returncode, done.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("args", [["schema"], ["run", '{"op": "no_such_op"}']])
+def test_a_reader_going_away_ends_any_command_quietly(godot_bin: str, args: list[str]) -> None:
+    # `godot-bridge schema | head -c 1`, or a caller that stopped reading: as `batch` does, the
+    # command ends with exit status 1, and stderr holds no traceback.
+    read, write = os.pipe()
+    os.close(read)  # no reader at all: the command's first write meets a broken pipe
+    try:
+        done = subprocess.run([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, *args],
+                              stdout=write, stderr=subprocess.PIPE, cwd=REPO, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 1
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr

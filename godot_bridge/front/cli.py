@@ -126,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _mcp(bridge, args.project, args.allow_scripts)
     except UsageError as exc:
         return _usage(str(exc))
+    except BrokenPipeError:
+        _reader_gone()
+        return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
 
@@ -267,8 +270,7 @@ def _batch(args: argparse.Namespace) -> int:
                 progress.update(reply)
             out.flush()
         except BrokenPipeError:
-            # The reader went away (`| head`): stop quietly, as other command-line tools do.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+            _reader_gone()
             return EXIT_ERROR
         finally:
             progress.close()
@@ -428,6 +430,14 @@ def _print(value: Any, indent: int | None = None) -> None:
     separators = (",", ":") if indent is None else None
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=indent, separators=separators) + "\n")
     sys.stdout.flush()
+
+
+def _reader_gone() -> None:
+    """The reader of stdout went away (`| head`): what is left for it goes nowhere, so that the
+    command ends quietly, as other command-line tools do, with no error from a last flush."""
+    nowhere = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(nowhere, sys.stdout.fileno())
+    os.close(nowhere)
 
 
 def _usage(message: str) -> int:
