@@ -141,6 +141,21 @@ def engine_processes() -> list[psutil.Process]:
     return found
 
 
+def broken_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: str) -> Path:
+    """Engines started from now on run a copy of the bridge's GDScript in which `relative` does not
+    compile (a broken or half-upgraded install); return the copy's folder."""
+    from godot_bridge.engine import godot as engines
+    from godot_bridge.scripts import gdscript_dir
+    from godot_bridge.serving import imports, starter
+
+    copy = tmp_path / "broken-gdscript"
+    shutil.copytree(gdscript_dir(), copy)
+    (copy / relative).write_text("extends RefCounted\nthis is not GDScript\n")
+    for user in (engines, starter, imports):  # the engine's command line, its wall, the import's
+        monkeypatch.setattr(user, "gdscript_dir", lambda: copy)
+    return copy
+
+
 def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run `python -m godot_bridge ARGS` and capture its output as text."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, file_uid, fresh_clone, run_cli, snapshot
+from conftest import REPO, broken_scripts, file_uid, fresh_clone, run_cli, snapshot
 from godot_bridge import Bridge
 from godot_bridge.engine.godot import Engine
 from godot_bridge.serving import imports, locks
@@ -93,6 +93,20 @@ def test_a_bridge_imports_a_project_once(
                  "mesh and font once)")
     assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
     assert len([m for m in messages if m.startswith(f"godot-bridge: imported the assets of {textured} in ")]) == 1
+
+
+def test_import_checks_that_do_not_load_refuse_the_asset(
+        textured: Path, godot_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The gate's import checks are compiled on the first imported asset: should they not load, the
+    # asset is refused, not handed to the engine unchecked.
+    with Bridge(godot_bin) as bridge:
+        assert bridge.run(style_box(textured))["result"] == "ok"
+    broken_scripts(tmp_path, monkeypatch, "safety/imported.gd")
+    with Bridge(godot_bin) as bridge:
+        for _ in range(2):
+            reply = bridge.run({"op": "resource_read", "project_path": str(textured), "resource_path": "ui/panel.tres"})
+            assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+            assert "res://icons/red.png" in reply["error"]["message"]
 
 
 def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godot_bin: str) -> None:

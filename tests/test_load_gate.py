@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import hostile_corpus as corpus
-from conftest import run_cli
+from conftest import broken_scripts, run_cli
 from godot_bridge import Bridge
 from godot_bridge.engine import godot as engines
 from godot_bridge.engine import wall
@@ -302,6 +302,19 @@ def test_an_engine_compiles_the_binary_reader_on_its_first_binary_file(
     read = watched.run("resource_read", resource_path="b.res")
     assert read["result"] == "ok" and read["properties"]["roughness"] == 0.25, read
     assert compiled("formats/binary_format.gd")
+
+
+def test_a_binary_reader_that_does_not_load_refuses_the_file(
+        watched: Watched, godot_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Should the reader compiled on first use (above) not load, the file it was for is refused,
+    # not handed to the engine unread: the script in this one would run.
+    broken_scripts(tmp_path, monkeypatch, "formats/binary_format.gd")
+    corpus.binary_cases(watched.project, godot_bin)
+    for _ in range(2):
+        reply = watched.run("resource_read", resource_path="binary_embedded.res")
+        assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+        assert "binary_embedded.res" in reply["error"]["message"]
+    watched.assert_nothing_ran()
 
 
 # ----- the second wall (Linux): the kernel confines what an engine opens ---------------------------

@@ -182,7 +182,11 @@ static func read(bytes: PackedByteArray) -> Scan:
 	scan = Scan.new()
 	var magic: String = bytes.slice(0, 4).get_string_from_ascii()
 	if magic == "RSRC" or magic == "RSCC":
-		_own_script(_BINARY_FORMAT).read(bytes, scan)
+		var reader: GDScript = _own_script(_BINARY_FORMAT)
+		if reader == null:
+			scan.unreadable = "the bridge's reader of binary resources did not load (is its install whole?)"
+			return scan  # not kept: the reader may load next time
+		reader.read(bytes, scan)
 	else:
 		TextFormat.new(bytes, scan).resource_file()
 	if _scans.size() >= _SCANS_KEPT:
@@ -261,6 +265,9 @@ static func opened_file_fault(named: String) -> Array:
 ## its import has not changed, else loaded now (through the engine's importer) and kept.
 func _asset(path: String, real: String, original_path: String) -> Variant:
 	var imported: GDScript = _own_script(_IMPORTED)
+	if imported == null:
+		var why: String = "cannot be vouched for: the bridge's import checks did not load (is its install whole?)"
+		return _refuse(path, Job.UNSAFE_RESOURCE, why, original_path)
 	var sections: Array[Dictionary] = imported.config(real + ".import")
 	# allow_scripts lifts the script rule (an import remapped to a script loads it), not the confinement.
 	var code: PackedStringArray = PackedStringArray() if job.allow_scripts else code_extensions()
@@ -288,15 +295,19 @@ func _asset(path: String, real: String, original_path: String) -> Variant:
 	return kept[1]
 
 
-## The bridge's script at `relative` (below its folder, where job.gd is), compiled once. It loads as
-## between requests, when the gate lets through the bridge's own files alone: with the request's
-## job set, a file outside the project would be refused.
+## The bridge's script at `relative` (below its folder, where job.gd is), compiled once; null when
+## it does not load (a broken or half-upgraded install), and the caller then refuses what it was
+## needed for: never a file let through unread. It loads as between requests, when the gate lets
+## through the bridge's own files alone (with the request's job set, it would be refused).
 static func _own_script(relative: String) -> GDScript:
 	if not _own_scripts.has(relative):
 		var serving: Job = job
 		job = null
-		_own_scripts[relative] = load((Job as Script).resource_path.get_base_dir().path_join(relative))
+		var script: Resource = load((Job as Script).resource_path.get_base_dir().path_join(relative))
 		job = serving
+		if not (script is GDScript and (script as GDScript).can_instantiate()):
+			return null
+		_own_scripts[relative] = script
 	return _own_scripts[relative]
 
 
