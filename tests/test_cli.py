@@ -191,7 +191,7 @@ def test_an_empty_batch_has_no_replies(godot_bin: str) -> None:
     assert (done.returncode, done.stdout) == (0, "")
 
 
-@pytest.mark.parametrize("args", [["schema"], ["run", '{"op": "no_such_op"}']])
+@pytest.mark.parametrize("args", [["schema"], ["run", '{"op": "no_such_op"}'], ["doctor"]])
 def test_a_reader_going_away_ends_any_command_quietly(godot_bin: str, args: list[str]) -> None:
     # `godot-bridge schema | head -c 1`, or a caller that stopped reading: as `batch` does, the
     # command ends with exit status 1, and stderr holds no traceback.
@@ -204,3 +204,12 @@ def test_a_reader_going_away_ends_any_command_quietly(godot_bin: str, args: list
         os.close(write)
     assert done.returncode == 1
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr
+
+
+def test_a_closed_stderr_changes_no_exit_status(godot_bin: str) -> None:
+    # `godot-bridge schema 2>&-`: Python starts with no sys.stderr at all; the command still
+    # succeeds, and says so.
+    done = subprocess.run(f'"{sys.executable}" -m godot_bridge --godot "{godot_bin}" schema 2>&-', shell=True,
+                          capture_output=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["discriminator"]["propertyName"] == "op"

@@ -151,8 +151,9 @@ def entry() -> NoReturn:
     running = threading is not None and any(
         not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread())
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: Python started with that descriptor closed (`2>&-`)
+                stream.flush()
     except (OSError, ValueError):
         running = True
     if running:
@@ -357,6 +358,7 @@ def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
         _print(report)
     else:
         sys.stdout.write(_doctor_text(report))
+        sys.stdout.flush()  # here, where a reader gone is seen (main()), as _print() does
     return EXIT_OK if ok else EXIT_ERROR
 
 
