@@ -10,7 +10,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -141,19 +141,28 @@ def engine_processes() -> list[psutil.Process]:
     return found
 
 
-def broken_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: str) -> Path:
-    """Engines started from now on run a copy of the bridge's GDScript in which `relative` does not
-    compile (a broken or half-upgraded install); return the copy's folder."""
+def changed_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: str,
+                    change: Callable[[str], str]) -> Path:
+    """Engines started from now on run a copy of the bridge's GDScript in which `relative`'s text is
+    `change`d; return the copy's folder."""
     from godot_bridge.engine import godot as engines
     from godot_bridge.scripts import gdscript_dir
     from godot_bridge.serving import imports, starter
 
-    copy = tmp_path / "broken-gdscript"
+    copy = tmp_path / "changed-gdscript"
     shutil.copytree(gdscript_dir(), copy)
-    (copy / relative).write_text("extends RefCounted\nthis is not GDScript\n")
+    changed = change((copy / relative).read_text())
+    assert changed != (copy / relative).read_text(), f"the change left {relative} as it was"
+    (copy / relative).write_text(changed)
     for user in (engines, starter, imports):  # the engine's command line, its wall, the import's
         monkeypatch.setattr(user, "gdscript_dir", lambda: copy)
     return copy
+
+
+def broken_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: str) -> Path:
+    """Engines started from now on run a copy of the bridge's GDScript in which `relative` does not
+    compile (a broken or half-upgraded install); return the copy's folder."""
+    return changed_scripts(tmp_path, monkeypatch, relative, lambda _: "extends RefCounted\nthis is not GDScript\n")
 
 
 def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = None,

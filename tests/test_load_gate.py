@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import hostile_corpus as corpus
-from conftest import broken_scripts, run_cli
+from conftest import broken_scripts, changed_scripts, run_cli
 from godot_bridge import Bridge
 from godot_bridge.engine import godot as engines
 from godot_bridge.engine import wall
@@ -315,6 +315,44 @@ def test_a_binary_reader_that_does_not_load_refuses_the_file(
         assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
         assert "binary_embedded.res" in reply["error"]["message"]
     watched.assert_nothing_ran()
+
+
+@pytest.mark.parametrize("check", ["static func _verdict(path: String) -> Array:",
+                                   "static func judge(scan: Scan) -> Array:",
+                                   "static func opened_file_fault(named: String) -> Array:"])
+def test_a_script_error_in_the_gates_own_checks_refuses_the_file(
+        watched: Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, check: str) -> None:
+    # A GDScript runtime error ends the function it happens in with its type's default ([], null)
+    # and lets the caller go on: the gate must read what an aborted check hands back as a refusal,
+    # not as a pass. Each check here fails on its first line.
+    changed_scripts(tmp_path, monkeypatch, "safety/gate.gd",
+                    lambda text: text.replace(check, f"{check}\n\tvar aborted: Array = []\n\taborted[1] = 0"))
+    watched.write("embedded.tres", corpus.embedded("aborted_check"))
+    watched.write("texture.tres", '[gd_resource type="CompressedTexture2D" format=3]\n\n'
+                                  f'[resource]\nload_path = "{watched.bait("outside.ctex")}"\n')
+    replies = [watched.run("resource_read", resource_path=name) for name in ("embedded.tres", "texture.tres")]
+    replies.append(watched.run("resource_create", resource_type="CompressedTexture2D", resource_path="made.tres",
+                               properties={"load_path": str(watched.outside / "outside.ctex")}))
+    for reply in replies:
+        assert reply["result"] == "error", reply
+        assert reply["error"]["code"] in ("unsafe_resource", "path_outside_project"), reply
+    assert not (watched.project / "made.tres").exists()
+    watched.assert_nothing_ran()
+
+
+def test_a_script_error_in_the_check_of_a_requests_value_refuses_the_request(
+        watched: Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same for the check every request's value passes before it is set (props.gd): cut short,
+    # it fails the request, and nothing is written (no value dropped from an "ok" write).
+    head = ("static func _settable(\n\ttarget: Object, info: Dictionary, value: Variant, job: Job, where: String, "
+            "member: String\n) -> bool:")
+    changed_scripts(tmp_path, monkeypatch, "values/props.gd",
+                    lambda text: text.replace(head, f"{head}\n\tvar aborted: Array = []\n\taborted[1] = 0"))
+    reply = watched.run("material_create", material_type="StandardMaterial3D", resource_path="m.tres",
+                        properties={"roughness": 0.5})
+    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_value", reply
+    assert "cut short by an error in the bridge" in reply["error"]["message"]
+    assert not (watched.project / "m.tres").exists()
 
 
 # ----- the second wall (Linux): the kernel confines what an engine opens ---------------------------

@@ -46,6 +46,12 @@ const _SCANS_KEPT: int = 256
 const _PASS: String = "pass"
 const _ASSET: String = "asset"
 const _LFS_POINTER: String = "version https://git-lfs.github.com/spec/v1"
+## What judge() and opened_file_fault() answer when the engine may go on, and _verdict() when it may
+## load the file: never an empty array. A GDScript runtime error ends the function it happens in
+## with its type's default ([] for an Array, null for a Variant) and lets the caller go on, so a
+## check cut short must read as a refusal, never as a pass (Scan.finished does so for the readers).
+const MAY: Array = [_PASS, ""]
+const _CHECK_FAILED: String = "cannot be vouched for: the bridge's check of it failed (see the engine's output)"
 
 ## Scans of the files read so far, by what they depend on (_scan_key()).
 static var _scans: Dictionary = {}
@@ -121,23 +127,43 @@ func _handles_type(_type: StringName) -> bool:
 
 
 func _load(path: String, original_path: String, _sub_threads: bool, _cache_mode: int) -> Variant:
+	var answer: Variant = _answer(path, original_path)
+	if answer == null:
+		# _answer() was cut short (see MAY); a null from here would make the engine load the file
+		# with its own loader, unchecked.
+		return _refuse(path, Job.UNSAFE_RESOURCE, _CHECK_FAILED, original_path)
+	return answer
+
+
+## What _load() hands the engine: ERR_SKIP to let it load the file, a Resource (the asset kept, or a
+## placeholder for a refused load), an error code; null only when cut short.
+func _answer(path: String, original_path: String) -> Variant:
 	if _loading_asset.has(path):
 		return ERR_SKIP
 	if job == null:
-		# Between requests only the bridge's own scripts load (the operations, on first use).
-		if Paths.real(path).begins_with(_own):
-			return ERR_SKIP
-		return _refuse(path, Job.UNSAFE_RESOURCE, "is not the bridge's")
+		return _between_requests(path)
 	var verdict: Array = _verdict(path)
-	if verdict[0] == _PASS:
+	if verdict == MAY:
 		return ERR_SKIP
-	if verdict[0] == _ASSET:
-		return _asset(path, verdict[1], original_path)
-	return _refuse(path, verdict[0], verdict[1], original_path)
+	if verdict.size() != 2:
+		return null
+	return (
+		_asset(path, verdict[1], original_path)
+		if verdict[0] == _ASSET
+		else _refuse(path, verdict[0], verdict[1], original_path)
+	)
 
 
-## What to do with a load of `path` for the request: [_PASS, ""], [_ASSET, its real path], or
-## [error code, why] to refuse it.
+## Between requests only the bridge's own scripts load (the operations, and what the gate compiles
+## on first use).
+static func _between_requests(path: String) -> Variant:
+	if Paths.real(path).begins_with(_own):
+		return ERR_SKIP
+	return _refuse(path, Job.UNSAFE_RESOURCE, "is not the bridge's")
+
+
+## What to do with a load of `path` for the request: MAY, [_ASSET, its real path], or [error code,
+## why] to refuse it.
 static func _verdict(path: String) -> Array:
 	var real: String = Paths.real(path)
 	if not Paths.inside(real):
@@ -161,13 +187,13 @@ static func _verdict(path: String) -> Array:
 		return [Job.NOT_IMPORTED, "has not been imported by the engine (the project has no import data for it)"]
 	var magic: String = head.slice(0, 4).get_string_from_ascii()
 	if job.allow_scripts or not (extension in _TEXT_EXTENSIONS or magic == "RSRC" or magic == "RSCC"):
-		return [_PASS, ""]
+		return MAY
 	var scan: Scan = read(head + file.get_buffer(file.get_length() - head.size()) if file != null else head)
 	var problem: Array = judge(scan)
-	if not problem.is_empty():
+	if problem != MAY:
 		return problem
 	_passed[path] = scan.loads.map(func(load: Dictionary) -> String: return named(load, path))
-	return [_PASS, ""]
+	return MAY
 
 
 ## What the readers find in the bytes of a resource file (binary by its magic, text otherwise).
@@ -216,7 +242,7 @@ static func _scan_key(bytes: PackedByteArray) -> String:
 	return "%d:%s:%s" % [header.length(), header, hashing.finish().hex_encode()]
 
 
-## Why the engine must not load a file whose scan is `scan`: [code, reason], or [] when it may.
+## Why the engine must not load a file whose scan is `scan`: [code, reason], or MAY when it may.
 ## What was read before a reader stopped is what the engine would have acted on before it stopped
 ## too: a script there is reported as such.
 static func judge(scan: Scan) -> Array:
@@ -243,22 +269,24 @@ static func judge(scan: Scan) -> Array:
 		return [Job.UNSAFE_RESOURCE, "cannot be vouched for: %s; the engine is not asked to load it" % why]
 	for value: Dictionary in scan.file_values:
 		var fault: Array = opened_file_fault(value["path"])
-		if not fault.is_empty():
+		if fault.size() != 2:
+			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
+		if fault != MAY:
 			return [fault[0], "names %s in %s: %s" % [fault[1], value["where"], JSON.stringify(value["path"])]]
-	return []
+	return MAY
 
 
 ## Why the engine must not open `named`, a path a property hinted as a file gives it to open by
-## itself (FileAccess, not the loaders, so not through this gate): [code, what it is], or [] when it
-## may ("" names nothing). Files and requests (props.gd) are held to this one rule.
+## itself (FileAccess, not the loaders, so not through this gate): [code, what it is], or MAY when
+## it may ("" names nothing). Files and requests (props.gd) are held to this one rule.
 static func opened_file_fault(named: String) -> Array:
 	if named.is_empty():
-		return []
+		return MAY
 	if not Paths.opens_inside(named):
 		return [Job.PATH_OUTSIDE_PROJECT, "a file outside the project"]
 	if named.get_extension().to_lower() in code_extensions():
 		return [Job.UNSAFE_RESOURCE, "a script"]
-	return []
+	return MAY
 
 
 ## An imported asset: refused when its import is unsafe or not current, else the kept copy while

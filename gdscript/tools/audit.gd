@@ -52,7 +52,7 @@ static func _safe(path: String, extension: String) -> bool:
 		return false
 	if extension in _RESOURCE_EXTENSIONS:
 		var scan: Scan = Gate.read(FileAccess.get_file_as_bytes(real))
-		if not Gate.judge(scan).is_empty():
+		if Gate.judge(scan) != Gate.MAY:
 			return false
 		# The editor opens what a file names to learn its dependencies: nothing out of the project.
 		for load: Dictionary in scan.loads:

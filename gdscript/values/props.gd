@@ -63,6 +63,19 @@ static func infos(target: Object) -> Dictionary:
 ## property can reset another. Whether the engine will also save them is for check_stored() to
 ## confirm, or for Saving.save(), which loads back the file it writes.
 static func apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
+	var values_set: Dictionary = _apply(target, values, job, member)
+	if values_set.size() != values.size() and not job.failed():
+		# _apply() was cut short by a runtime error, which ends a function with its type's default
+		# ({} here) and lets the caller go on (see Gate.MAY): a value not set must not pass as set.
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: setting the values was cut short by an error in the bridge (see the engine's output)" % member,
+			member
+		)
+	return values_set
+
+
+static func _apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
 	var values_set: Dictionary = {}
 	if values.is_empty():
 		return values_set
@@ -158,7 +171,9 @@ static func _settable(
 ) -> bool:
 	if info["type"] == TYPE_STRING and info["hint"] in Scan.PATH_HINTS:
 		var fault: Array = Gate.opened_file_fault(value)
-		if not fault.is_empty():
+		if fault != Gate.MAY:
+			if fault.size() != 2:
+				fault = [Job.UNSAFE_RESOURCE, "a file the bridge's check failed on (see the engine's output)"]
 			job.fail(
 				fault[0],
 				"%s: %s names %s, which the engine would open" % [where, JSON.stringify(value), fault[1]],
