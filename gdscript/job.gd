@@ -48,6 +48,9 @@ const _ERROR_NAMES: Dictionary = {
 	ERR_BUG: "ERR_BUG",
 }
 
+## GDScript runtime errors the engine has reported so far (safety/script_errors.gd counts them).
+static var script_errors: int = 0
+
 var code: String = ""
 var message: String = ""
 var field: String = ""
@@ -65,6 +68,7 @@ var journal: String = ""
 ## The request's own names for members it gave under another spelling (the bridge sends them:
 ## {"resource_path": "path"}), so that errors speak the request's language.
 var _names: Dictionary = {}
+var _script_errors_before: int = script_errors
 
 
 func _init(request: Dictionary = {}) -> void:
@@ -91,6 +95,13 @@ func fail(p_code: String, p_message: String, p_field: String = "") -> void:
 
 func failed() -> bool:
 	return not code.is_empty()
+
+
+## Whether a GDScript runtime error was reported since this request began. Such an error ends the
+## function it happens in with its type's default and lets the caller go on (see Gate.MAY), so what
+## the request did is not known to be what it meant. Always false on Godot 4.4, which has no Logger.
+func hit_script_error() -> bool:
+	return script_errors != _script_errors_before
 
 
 func to_wire() -> Dictionary:

@@ -41,6 +41,10 @@ func _initialize() -> void:
 	_trusted = args.size() > 2 and args[2] == "trusted"
 	Gate.install(Gate.new(), ProjectSettings.globalize_path(get_script().resource_path.get_base_dir()))
 	Codec.use_resource_values(ResourceValues.from_value, ResourceValues.to_value)
+	# Each request's script errors are counted (Job.hit_script_error()); Godot 4.4 has no Logger.
+	if ClassDB.class_exists("Logger"):
+		var counter: String = get_script().resource_path.get_base_dir().path_join("safety/script_errors.gd")
+		OS.call("add_logger", load(counter).new())
 	# Headless, the engine cannot draw, so it sleeps this long after every frame (6.9 ms by
 	# default), which capped a worker at ~145 requests/s. Reading stdin blocks while idle anyway.
 	OS.low_processor_usage_mode_sleep_usec = 0

@@ -355,6 +355,21 @@ def test_a_script_error_in_the_check_of_a_requests_value_refuses_the_request(
     assert not (watched.project / "m.tres").exists()
 
 
+def test_a_script_error_while_a_request_is_served_commits_none_of_its_writes(
+        watched: Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Wherever a runtime error cuts a step short, what the request wrote is not known to be what it
+    # meant: here the proof of the file written stops on its first line, and nothing is renamed.
+    head = ("static func _prove_resource(\n\tresource: Resource, write: Dictionary, job: Job, where: String, "
+            "values_set: Dictionary, member: String\n) -> void:")
+    changed_scripts(tmp_path, monkeypatch, "files/saving.gd",
+                    lambda text: text.replace(head, f"{head}\n\tvar aborted: Array = []\n\taborted[1] = 0"))
+    reply = watched.run("material_create", material_type="StandardMaterial3D", resource_path="m.tres",
+                        properties={"roughness": 0.5})
+    assert reply["result"] == "error" and reply["error"]["code"] == "save_failed", reply
+    assert "script error" in reply["error"]["message"]
+    assert sorted(path.name for path in watched.project.iterdir()) == [".godot", "project.godot"]
+
+
 # ----- the second wall (Linux): the kernel confines what an engine opens ---------------------------
 
 

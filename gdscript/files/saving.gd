@@ -88,6 +88,14 @@ static func stage_bytes(path: String, bytes: PackedByteArray, job: Job, where: S
 ## their old bytes back (a new file goes, with the folders made for it), and every temp file and
 ## every folder made goes too.
 static func commit(writes: Array[Dictionary], job: Job) -> void:
+	if job.hit_script_error():
+		job.fail(
+			Job.SAVE_FAILED,
+			(
+				"the bridge's engine side hit a script error while serving this request (the engine's output"
+				+ " says where), so what it wrote is not trusted; nothing was written"
+			)
+		)
 	for write: Dictionary in writes:
 		if not job.failed() and Paths.real(write["folder"]) != write["folder"]:
 			job.fail(
