@@ -340,6 +340,21 @@ def test_a_script_error_in_the_gates_own_checks_refuses_the_file(
     watched.assert_nothing_ran()
 
 
+def test_a_script_error_in_the_list_of_code_extensions_refuses_a_script(
+        watched: Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The list the gate tells code by is empty when cut short: every load is then refused as not
+    # vouched for (the shader first), and the script it includes is not let through as no code.
+    head = "static func code_extensions() -> PackedStringArray:"
+    changed_scripts(tmp_path, monkeypatch, "safety/gate.gd",
+                    lambda text: text.replace(head, f"{head}\n\tvar aborted: Array = []\n\taborted[1] = 0"))
+    watched.script("pwn.gd", "include_aborted")
+    watched.write("shader.tres", shader_tres('shader_type spatial;\n#include "res://pwn.gd"\n'))
+    reply = watched.run("resource_read", resource_path="shader.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "check of it failed" in reply["error"]["message"]
+    watched.assert_nothing_ran()
+
+
 def test_a_script_error_in_the_check_of_a_requests_value_refuses_the_request(
         watched: Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The same for the check every request's value passes before it is set (props.gd): cut short,

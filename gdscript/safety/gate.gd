@@ -174,8 +174,12 @@ static func _verdict(path: String) -> Array:
 	if not FileAccess.file_exists(real):
 		return [Job.NOT_FOUND, "does not exist"]
 	var extension: String = path.get_extension().to_lower()
-	if not job.allow_scripts and extension in code_extensions():
-		return [Job.UNSAFE_RESOURCE, "is a script or a native library, which the engine would run"]
+	if not job.allow_scripts:
+		var code: PackedStringArray = code_extensions()
+		if code.is_empty():
+			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
+		if extension in code:
+			return [Job.UNSAFE_RESOURCE, "is a script or a native library, which the engine would run"]
 	# Opened once: its first bytes tell an LFS pointer and a binary resource, the rest is read on.
 	var file: FileAccess = FileAccess.open(real, FileAccess.READ)
 	var head: PackedByteArray = file.get_buffer(64) if file != null else PackedByteArray()
@@ -396,14 +400,15 @@ static func _loadable_extension_list() -> PackedStringArray:
 
 ## The extensions of files that are code: those of the loaders that make a Script or a GDExtension
 ## (from the engine, so a module's language counts), and GDScript's, C#'s and GDExtension's.
+## Never empty once whole: an empty list is one cut short (see MAY), which _verdict() refuses.
 static func code_extensions() -> PackedStringArray:
 	if _code_extensions.is_empty():
+		var found: PackedStringArray = ["gd", "gdc", "cs", "gdextension"]
 		var resource_formats: PackedStringArray = ResourceLoader.get_recognized_extensions_for_type("PackedScene")
 		for type: String in ["Script", "GDExtension"]:
 			for extension: String in ResourceLoader.get_recognized_extensions_for_type(type):
 				if extension not in resource_formats and extension not in ["tres", "res"]:
-					_code_extensions.append(extension.to_lower())
-		for extension: String in ["gd", "gdc", "cs", "gdextension"]:
-			if extension not in _code_extensions:
-				_code_extensions.append(extension)
+					if extension.to_lower() not in found:
+						found.append(extension.to_lower())
+		_code_extensions = found
 	return _code_extensions
