@@ -47,9 +47,10 @@ from types import TracebackType
 
 from godot_bridge.engine.worker import Inbox, Worker
 from godot_bridge.errors import BridgeError, InvalidRequest, RolledBack, SaveFailed, Skipped
-from godot_bridge.requests.request import WRITE, Item, Job, Reply, Roots, prepare, refuse
+from godot_bridge.requests.request import Item, Job, Reply, Roots, prepare, refuse
 from godot_bridge.serving import journal
 from godot_bridge.serving.journal import Journal
+from godot_bridge.serving.ordering import FileUses
 from godot_bridge.serving.slot import SKIPPED, Slot, Task
 from godot_bridge.serving.starter import ArgvFor, Settings, Starter
 
@@ -109,7 +110,7 @@ class Pool:
         self.starter = Starter(self.settings, self._inbox, argv_for)
         self._slots: dict[Path, list[Slot]] = {}
         self._roots = Roots(self.settings.relative_to, journal.recover)
-        self._files: dict[str, dict[Slot, list[int]]] = {}
+        self._files: FileUses[Slot] = FileUses()
         self._inputs: collections.deque[Item] = collections.deque()
         self._read = 0
         self._waiting: tuple[int, Job | Reply] | None = None
@@ -404,8 +405,7 @@ class Pool:
                 slot = self._place(prepared)
                 if slot is None:
                     return
-                for key, role in prepared.files:
-                    self._files.setdefault(key, {}).setdefault(slot, [0, 0])[role] += 1
+                self._files.add(prepared.files, slot)
                 slot.queue.append(Task(index, prepared))
                 queued += 1
             self._waiting = None
@@ -416,11 +416,7 @@ class Pool:
         An allow_scripts request goes to the project's slot for those (each gets an engine of
         its own there), so the warm engines of the others stay as they are.
         """
-        after: set[Slot] = set()
-        for key, role in job.files:
-            for slot, uses in self._files.get(key, {}).items():
-                if role == WRITE or uses[WRITE]:
-                    after.add(slot)
+        after = self._files.followed(job.files)
         group = self._group(job.root)
         trusted = group[-1]
         if job.allows_scripts:
@@ -443,16 +439,7 @@ class Pool:
     def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
         """Record the reply to `task` and forget its files."""
         self._record(task.index, reply)
-        for key, role in task.job.files:
-            users = self._files.get(key)
-            if users is None:
-                continue
-            uses = users[slot]
-            uses[role] -= 1
-            if not any(uses):
-                del users[slot]
-                if not users:
-                    del self._files[key]
+        self._files.remove(task.job.files, slot)
 
     # ----- the feeder ------------------------------------------------------------------------
 
