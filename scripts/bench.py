@@ -359,6 +359,10 @@ class Bench:
                          "batch/minimal_loops": batch["rate"] / minimal["rate"],
                          "bridge_cpu_us_per_request": batch["bridge_cpu_us"],
                          "errors": batch["errors"] + generic["errors"] + minimal["errors"]})
+        single = next((row["batch"] for row in rows if row["jobs"] == 1), None)
+        for row in rows:
+            # How close J engines come to J times one: 1.0 where nothing but the engines limits the batch.
+            row["batch/(J*batch_1)"] = row["batch"] / (row["jobs"] * single) if single else None
         return {"machine": machine(), "requests": len(self.requests), "sweep": rows, "folder": str(self.work)}
 
     def write_files(self) -> None:
@@ -501,11 +505,13 @@ class Bench:
 
 class PeakRss:
     """Sample the largest resident memory of any engine process under `pid`, every 20 ms, and the
-    CPU time `pid` itself has used (its engines not counted)."""
+    CPU time the bridge has used: `pid` itself and, for a batch served by several processes, each of
+    its parts (`batch --part`); its engines not counted."""
 
     def __init__(self, pid: int) -> None:
         self.value = 0
         self.bridge_cpu = 0.0
+        self._parts: dict[int, float] = {}
         self._root = psutil.Process(pid)
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -521,14 +527,18 @@ class PeakRss:
             self.bridge_cpu = times.user + times.system
             for child in children:
                 with contextlib.suppress(psutil.Error):  # a child that exited between listing and reading
-                    self.value = max(self.value, child.memory_info().rss)
+                    if "--part" in child.cmdline():
+                        part = child.cpu_times()
+                        self._parts[child.pid] = part.user + part.system
+                    else:
+                        self.value = max(self.value, child.memory_info().rss)
 
     def cpu_now(self) -> float:
-        """The CPU time the bridge process has used so far (the last sample once it has exited)."""
+        """The CPU time the bridge has used so far (the last sample of a process that has exited)."""
         with contextlib.suppress(psutil.Error):
             times = self._root.cpu_times()
             self.bridge_cpu = times.user + times.system
-        return self.bridge_cpu
+        return self.bridge_cpu + sum(self._parts.values())
 
     def stop(self) -> None:
         self._done.set()
@@ -600,11 +610,12 @@ def table(r: dict[str, Any]) -> str:
 def sweep_table(r: dict[str, Any]) -> str:
     """Format a --jobs-sweep as a Markdown table: batch against J plain loops, for each J."""
     header = ("| jobs | batch req/s | J generic loops req/s | ratio | J minimal loops req/s | ratio | "
-              "bridge CPU us/req |")
-    lines = [header, "|---:|---:|---:|---:|---:|---:|---:|"]
+              "batch / (J x batch at J=1) | bridge CPU us/req |")
+    lines = [header, "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {row['jobs']} | {row['batch']:,.0f} | {row['generic_loops']:,.0f} | "
               f"{row['batch/generic_loops']:.2f} | {row['minimal_loops']:,.0f} | {row['batch/minimal_loops']:.2f} | "
-              f"{row['bridge_cpu_us_per_request']:.0f} |" for row in r["sweep"]]
+              + (f"{row['batch/(J*batch_1)']:.2f}" if row["batch/(J*batch_1)"] is not None else "-")
+              + f" | {row['bridge_cpu_us_per_request']:.0f} |" for row in r["sweep"]]
     errors = sum(row["errors"] for row in r["sweep"])
     lines += ["", f"- {r['requests']} requests per row; error replies: {errors}", machine_line(r)]
     return "\n".join(lines)

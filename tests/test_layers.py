@@ -26,8 +26,9 @@ LAYERS = {
     "engine/frames": 0, "engine/discovery": 0, "engine/platform": 0, "engine/wall": 0,
     "engine/godot": 1, "engine/process": 1, "engine/worker": 2,
     "requests/replies": 0, "requests/paths": 0, "requests/uids": 0, "requests/models": 1, "requests/request": 2,
-    "serving/locks": 0, "serving/journal": 1, "serving/imports": 1, "serving/starter": 2, "serving/slot": 3,
-    "serving/pool": 4,
+    "serving/locks": 0, "serving/ordering": 0, "serving/journal": 1, "serving/imports": 1, "serving/starter": 2,
+    "serving/slot": 3,
+    "serving/pool": 4, "serving/fleet": 4,
     "front/api": 0, "front/mcp": 1, "front/warm": 1, "front/cli": 2,
     "__init__": 9, "__main__": 9,
 }

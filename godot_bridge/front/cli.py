@@ -10,9 +10,9 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from godot_bridge.engine import DEFAULT_TIMEOUT
+from godot_bridge.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS
 from godot_bridge.errors import BridgeError
 from godot_bridge.requests import paths
 from godot_bridge.version import __version__
@@ -89,8 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--stop-on-error", action="store_true",
                        help="after the first error, answer the remaining requests with 'skipped' "
                        "(requests then run one at a time, so none after the error runs)")
+    batch.add_argument("--processes", "-p", type=int, default=None, metavar="P",
+                       help="bridge processes sharing the engines (default: one per "
+                            f"{ENGINES_PER_PROCESS} jobs): one process prepares requests for about "
+                            f"{ENGINES_PER_PROCESS} engines")
     batch.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
+    # A part of a batch served by several processes (godot_bridge/serving/fleet.py): each reply is
+    # marked with its status, and no summary is written.
+    batch.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
     doctor = commands.add_parser("doctor", parents=[common],
                                  help="list the Godot binaries found, say which is used, check a project, and "
@@ -264,9 +271,18 @@ def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
 def _batch(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.processes is not None and args.processes < 1:
+        raise UsageError("--processes must be at least 1")
     if args.atomic and args.jobs not in (None, 1):
         raise UsageError("--atomic serves the requests in order on one engine: leave out --jobs")
+    one_at_a_time = args.atomic or args.stop_on_error
+    if one_at_a_time and args.processes not in (None, 1):
+        raise UsageError("--atomic and --stop-on-error serve one request at a time, in one process: leave out "
+                         "--processes")
     jobs = 1 if args.atomic else args.jobs or _cores()
+    if args.processes is not None and args.processes > jobs:
+        raise UsageError(f"--processes {args.processes} is more than the {jobs} jobs: each process needs an engine")
+    processes = 1 if one_at_a_time or args.part else args.processes or -(-jobs // ENGINES_PER_PROCESS)
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()
     want_progress = _want_progress(args.progress)
@@ -275,33 +291,66 @@ def _batch(args: argparse.Namespace) -> int:
     # not one per core. From a pipe the count is unknown: one starts now, and the pool starts the
     # others (without waiting for them) once there are requests for them.
     total = _count_lines(args.file, None if want_progress else jobs)
-    request: Any = _decode(_decoded(first)) if first else None
-    progress = _Progress(total, bar=want_progress)
-    failed = False
-    with stream, _bridge(args, jobs) as bridge:
-        if not args.atomic:
-            # An atomic batch starts its engines once it has begun its journal.
-            _prewarm(bridge, request, min(jobs, total) if total is not None else 1)
-        out = sys.stdout
-        lines: Iterable[Any] = itertools.chain([request] if first else [], _request_lines(stream))
-        try:
+    progress = _Progress(total, bar=want_progress, summary=not args.part)
+    # Standard input stays open: a thread blocked reading it (Ctrl-C while a pipe waits) would block its close.
+    with stream if args.file != "-" else contextlib.nullcontext():
+        if processes > 1:
+            return _batch_parts(args, jobs, processes, itertools.chain([_decoded(first)] if first else [],
+                                                                        _request_lines(stream)), progress)
+        request: Any = _decode(_decoded(first)) if first else None
+        with _bridge(args, jobs) as bridge:
+            if not args.atomic:
+                # An atomic batch starts its engines once it has begun its journal.
+                _prewarm(bridge, request, min(jobs, total) if total is not None else 1)
+            lines: Iterable[Any] = itertools.chain([request] if first else [], _request_lines(stream))
             replies = bridge.batch(lines, stop_on_error=args.stop_on_error, atomic=args.atomic)
-            for line, reply in enumerate(replies, 1):
-                failed = failed or reply["result"] != "ok"
+            return _write_replies(((reply["result"] == "ok", reply) for reply in replies), bridge.ready, progress,
+                                  marked=args.part)
+
+
+def _batch_parts(args: argparse.Namespace, jobs: int, processes: int, lines: Iterable[str],
+                 progress: _Progress) -> int:
+    """Serve the batch through `processes` bridge processes sharing `jobs` engines (serving/fleet.py)."""
+    from godot_bridge.serving.fleet import Fleet, part_argv, shares
+
+    _log_to_stderr()
+    options = ["--timeout", repr(args.timeout)]
+    options += ["--godot", args.godot] if args.godot is not None else []
+    options += ["--verbose"] if args.verbose else []
+    options += ["--no-import"] if args.no_import else []
+    fleet = Fleet(part_argv(options), shares(jobs, processes), os.getcwd())
+    # A pipe may pause between lines: each goes to its part at once; a file's are sent a few at a time.
+    replies = fleet.map(lines, eager=not os.path.isfile(args.file))
+    return _write_replies(replies, fleet.ready, progress, marked=False)
+
+
+def _write_replies(replies: Iterable[tuple[bool, Any]], ready: Callable[[], bool], progress: _Progress, *,
+                   marked: bool) -> int:
+    """Write each reply (an object, or a part's JSON line) as one line of stdout; return the exit status.
+    `marked`: each line starts with its status, + or - (a part of a fleet writes so)."""
+    failed = False
+    out = sys.stdout
+    try:
+        for line, (ok, reply) in enumerate(replies, 1):
+            failed = failed or not ok
+            if isinstance(reply, str):
+                text = reply
+            else:
                 if reply["result"] == "error" and reply["error"]["code"] == "invalid_json":
                     reply["error"]["message"] = f"line {line}: {reply['error']['message']}"
-                out.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
-                # Flush only when the next reply is not ready yet: replies stream as they come,
-                # without one system call per reply on a fast run.
-                if not bridge.ready():
-                    out.flush()
-                progress.update(reply)
-            out.flush()
-        except BrokenPipeError:
-            _reader_gone()
-            return EXIT_ERROR
-        finally:
-            progress.close()
+                text = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
+            out.write(("+" if ok else "-") + text if marked else text)
+            # Flush only when the next reply is not ready yet: replies stream as they come,
+            # without one system call per reply on a fast run.
+            if not ready():
+                out.flush()
+            progress.update(ok)
+        out.flush()
+    except BrokenPipeError:
+        _reader_gone()
+        return EXIT_ERROR
+    finally:
+        progress.close()
     return EXIT_ERROR if failed else EXIT_OK
 
 
@@ -415,18 +464,19 @@ class _Progress:
     elapsed time, rate and time left), errors counted beside it, and, bar or not (a CI log), a
     summary line when the batch ends."""
 
-    def __init__(self, total: int | None, *, bar: bool) -> None:
+    def __init__(self, total: int | None, *, bar: bool, summary: bool = True) -> None:
         from tqdm import tqdm
 
+        self.summary = summary
         self.errors = 0
         self.done = 0
         self.started = time.monotonic()
         self.bar = tqdm(total=total, desc="batch", unit="req", file=sys.stderr, dynamic_ncols=True,
                         mininterval=0.1, smoothing=0.1, disable=not bar)
 
-    def update(self, reply: dict[str, Any]) -> None:
+    def update(self, ok: bool) -> None:
         self.done += 1
-        if reply["result"] != "ok":
+        if not ok:
             self.errors += 1
             self.bar.set_postfix_str(f"{self.errors} error{'s' if self.errors != 1 else ''}", refresh=False)
         self.bar.update(1)
@@ -434,6 +484,8 @@ class _Progress:
     def close(self) -> None:
         done, elapsed = self.done, time.monotonic() - self.started
         self.bar.close()
+        if not self.summary:
+            return
         errors = f"{self.errors} error{'s' if self.errors != 1 else ''}"
         sys.stderr.write(f"godot-bridge: {done} request{'s' if done != 1 else ''} in {elapsed:.1f} s "
                          f"({done / max(elapsed, 1e-9):.0f} req/s): {done - self.errors} ok, {errors}\n")

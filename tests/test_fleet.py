@@ -1,0 +1,152 @@
+"""`godot-bridge batch --processes P`: one batch served by several bridge processes (godot_bridge/serving/fleet.py),
+against the real engine: the replies are those of one process, in input order, and requests on one file,
+however it is named, keep their order across the processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from conftest import REPO, file_uid, run_cli
+from test_batch import create, jsonl, read, replies
+
+
+def batch(godot_bin: str, requests: list[Any], *options: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("--godot", godot_bin, "batch", "--no-progress", *options, input=jsonl(requests))
+
+
+def without_uids(reply: dict[str, Any]) -> dict[str, Any]:
+    """A reply less the uid a new file is given (fresh each time it is made)."""
+    return {key: value for key, value in reply.items() if key != "uid"}
+
+
+def test_two_processes_answer_as_one_does_in_input_order(godot_bin: str, project: Path) -> None:
+    requests: list[Any] = []
+    for i in range(40):
+        requests += [create(project, f"made/m{i}.tres", 0.5, id=i),
+                     read(project, "materials/base.tres", id=f"r{i}"),
+                     read(project, f"missing/{i}.tres", id=f"n{i}"),
+                     create(project, f"made/bad{i}.tres", 0.5, id=f"u{i}", properties={"no_such": 1})]
+    requests[30:30] = ["not json", "", "[1, 2]", {"op": "material_create"}]
+    alone = batch(godot_bin, requests, "--jobs", "2")
+    for made in (project / "made").iterdir():
+        made.unlink()
+    shared = batch(godot_bin, requests, "--jobs", "2", "--processes", "2")
+    assert shared.returncode == alone.returncode == 1
+    assert [without_uids(r) for r in replies(shared.stdout)] == [without_uids(r) for r in replies(alone.stdout)]
+    assert replies(shared.stdout)[30]["error"]["message"].startswith("line 31: ")
+    assert len(replies(shared.stdout)) == len(requests)
+    # One summary line, the fleet's: the parts write none.
+    assert shared.stderr.count("requests in") == 1, shared.stderr
+    assert "164 requests" in shared.stderr and "80 ok, 84 errors" in shared.stderr, shared.stderr
+
+
+def test_one_file_named_many_ways_keeps_its_order_across_processes(godot_bin: str, project: Path) -> None:
+    """Each read sees the write before it, whichever name each uses: res://, a detour through `..`, another
+    case of the letters (the router folds it), a linked folder, a link to the file."""
+    (project / "same").mkdir()
+    (project / "alias").symlink_to("same")
+    create_first = batch(godot_bin, [create(project, "same/s.tres", 0.0)], "--jobs", "1")
+    assert create_first.returncode == 0, create_first.stdout
+    (project / "same" / "link.tres").symlink_to("s.tres")
+    names = ["same/s.tres", "res://same/s.tres", "same/../same/s.tres", "alias/s.tres", "same/link.tres"]
+    requests: list[Any] = []
+    for i in range(150):
+        requests.append({"op": "resource_update", "project_path": str(project), "resource_path": "same/s.tres",
+                         "properties": {"roughness": round(i / 200, 3)}, "id": f"w{i}"})
+        requests.append(read(project, names[i % len(names)], id=f"r{i}", properties=["roughness"]))
+        # Independent work between them, which spreads over both processes.
+        requests += [create(project, f"other/o{i}_{k}.tres", 0.5, id=f"o{i}_{k}") for k in range(3)]
+    done = batch(godot_bin, requests, "--jobs", "2", "--processes", "2")
+    got = replies(done.stdout)
+    assert done.returncode == 0, [r for r in got if r["result"] != "ok"][:3]
+    assert [r["id"] for r in got] == [r["id"] for r in requests]
+    seen = [r["properties"]["roughness"] for r in got if str(r["id"]).startswith("r")]
+    assert seen == [round(i / 200, 3) for i in range(150)]
+
+
+def test_a_uid_named_file_waits_for_the_writes_before_it(godot_bin: str, project: Path) -> None:
+    uid = file_uid(project / "materials" / "base.tres")
+    requests: list[Any] = []
+    for i in range(40):
+        requests.append({"op": "resource_update", "project_path": str(project), "resource_path": "materials/base.tres",
+                         "properties": {"roughness": round(i / 100, 3)}, "id": f"w{i}"})
+        requests.append(read(project, uid, id=f"r{i}", properties=["roughness"]))
+        requests.append(create(project, f"other/o{i}.tres", 0.5, id=f"o{i}"))
+    done = batch(godot_bin, requests, "--jobs", "2", "--processes", "2")
+    got = replies(done.stdout)
+    assert done.returncode == 0, ([r["error"] for r in got if r["result"] != "ok"][:3], done.stderr)
+    assert [r["properties"]["roughness"] for r in got if str(r["id"]).startswith("r")] == \
+        [round(i / 100, 3) for i in range(40)]
+
+
+def test_a_process_that_dies_fails_only_what_it_had(godot_bin: str, project: Path) -> None:
+    """Kill one of the two bridge processes mid-batch: each line still gets one reply, in order; those it had
+    say engine_crashed, the lines after its death go to the other process; no file is left half written."""
+    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
+               "--no-progress", "-"]
+    bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert bridge.stdin is not None and bridge.stdout is not None
+    bridge.stdin.write(jsonl([create(project, f"a/m{i}.tres", 0.5, id=i) for i in range(300)]).encode())
+    bridge.stdin.flush()
+    got = [json.loads(bridge.stdout.readline()) for _ in range(10)]
+    parts = [child for child in psutil.Process(bridge.pid).children() if "--part" in child.cmdline()]
+    assert len(parts) == 2
+    parts[0].kill()
+    time.sleep(1)
+    bridge.stdin.write(jsonl([create(project, f"b/m{i}.tres", 0.5, id=i) for i in range(300, 340)]).encode())
+    bridge.stdin.close()
+    got += [json.loads(line) for line in bridge.stdout]
+    assert bridge.wait(60) == 1
+    assert [r["id"] for r in got] == list(range(340))
+    crashed = [r for r in got if r["result"] == "error"]
+    assert crashed and all(r["error"]["code"] == "engine_crashed" for r in crashed), crashed[:2]
+    assert "ended before it answered" in crashed[0]["error"]["message"]
+    assert all(r["result"] == "ok" for r in got[300:])
+    written = [*(project / "a").iterdir(), *(project / "b").iterdir()]
+    assert all(path.suffix == ".tres" and path.read_text().startswith("[gd_resource") for path in written)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--processes", "0"], "--processes must be at least 1"),
+    (["--jobs", "2", "--processes", "3"], "more than the 2 jobs"),
+    (["--atomic", "--processes", "2"], "leave out --processes"),
+    (["--stop-on-error", "--jobs", "2", "--processes", "2"], "leave out --processes"),
+])
+def test_processes_that_cannot_be_are_a_usage_error(options: list[str], message: str, project: Path) -> None:
+    done = run_cli("batch", *options, input=jsonl([read(project, "materials/base.tres")]))
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, project: Path) -> None:
+    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
+               "--no-progress", "-"]
+    bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+                              start_new_session=True)
+    assert bridge.stdin is not None and bridge.stdout is not None
+    # Less than the bridge reads ahead of its replies, so that this write never waits for a reader.
+    bridge.stdin.write(jsonl([create(project, f"c/m{i}.tres", 0.5, id=i) for i in range(1000)]).encode())
+    bridge.stdin.flush()
+    assert json.loads(bridge.stdout.readline())["result"] == "ok"
+    tree = psutil.Process(bridge.pid).children(recursive=True)
+    os.killpg(bridge.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+    bridge.stdout.read()
+    assert bridge.wait(30) == 130
+    time.sleep(0.5)
+    assert not [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    made = list((project / "c").iterdir())
+    assert 0 < len(made) < 1000
+    assert not [p for p in made if not p.name.endswith(".tres")]
+    for path in made:
+        assert path.read_text().startswith("[gd_resource type=\"StandardMaterial3D\""), path
