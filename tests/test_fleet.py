@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -96,24 +97,52 @@ def test_a_process_that_dies_fails_only_what_it_had(godot_bin: str, project: Pat
                "--no-progress", "-"]
     bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert bridge.stdin is not None and bridge.stdout is not None
-    bridge.stdin.write(jsonl([create(project, f"a/m{i}.tres", 0.5, id=i) for i in range(300)]).encode())
-    bridge.stdin.flush()
+    killed = threading.Event()
+
+    def write() -> None:
+        assert bridge.stdin is not None
+        bridge.stdin.write(jsonl([create(project, f"a/m{i}.tres", 0.5, id=i) for i in range(2000)]).encode())
+        bridge.stdin.flush()
+        killed.wait(60)
+        time.sleep(1)  # the death is seen: what comes now goes to the living process
+        bridge.stdin.write(jsonl([create(project, f"b/m{i}.tres", 0.5, id=i) for i in range(2000, 2040)]).encode())
+        bridge.stdin.close()
+
+    writer = threading.Thread(target=write)
+    writer.start()
     got = [json.loads(bridge.stdout.readline()) for _ in range(10)]
     parts = [child for child in psutil.Process(bridge.pid).children() if "--part" in child.cmdline()]
     assert len(parts) == 2
     parts[0].kill()
-    time.sleep(1)
-    bridge.stdin.write(jsonl([create(project, f"b/m{i}.tres", 0.5, id=i) for i in range(300, 340)]).encode())
-    bridge.stdin.close()
+    killed.set()
     got += [json.loads(line) for line in bridge.stdout]
+    writer.join()
     assert bridge.wait(60) == 1
-    assert [r["id"] for r in got] == list(range(340))
+    assert [r["id"] for r in got] == list(range(2040))
     crashed = [r for r in got if r["result"] == "error"]
     assert crashed and all(r["error"]["code"] == "engine_crashed" for r in crashed), crashed[:2]
     assert "ended before it answered" in crashed[0]["error"]["message"]
-    assert all(r["result"] == "ok" for r in got[300:])
+    assert all(r["result"] == "ok" for r in got[2000:])
     written = [*(project / "a").iterdir(), *(project / "b").iterdir()]
     assert all(path.suffix == ".tres" and path.read_text().startswith("[gd_resource") for path in written)
+
+
+def test_the_processes_run_this_bridge_not_a_godot_bridge_folder_where_the_command_runs(
+        godot_bin: str, project: Path, tmp_path: Path) -> None:
+    """The processes of a batch start in the folder the command was given in (relative project paths are
+    taken from there); a `godot_bridge` folder there is not what they import."""
+    planted = tmp_path / "here" / "godot_bridge"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "planted-ran"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (planted / "__main__.py").write_text("raise SystemExit(2)\n")
+    command = Path(sys.executable).parent / "godot-bridge"
+    done = subprocess.run([str(command), "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
+                           "--no-progress", "-"], input=jsonl([create(project, f"m{i}.tres", 0.5) for i in range(20)]),
+                          capture_output=True, text=True, cwd=tmp_path / "here", timeout=120)
+    assert not marker.exists()
+    assert done.returncode == 0, done.stdout[:500] + done.stderr[-500:]
+    assert len(replies(done.stdout)) == 20
 
 
 @pytest.mark.parametrize(("options", "message"), [

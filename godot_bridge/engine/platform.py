@@ -55,6 +55,10 @@ class System(Protocol):
     def contain(self, process: subprocess.Popen[bytes]) -> Group:
         """Return the group of a just started engine."""
 
+    def interrupt(self, process: subprocess.Popen[bytes]) -> None:
+        """Ask a child bridge process (a part of a batch, serving/fleet.py) to stop as Ctrl-C stops it:
+        what its engines are serving finishes, nothing more is sent."""
+
 
 class Posix:
     """Linux and macOS: a session per engine; SIGPIPE ends an engine whose bridge is gone."""
@@ -66,6 +70,10 @@ class Posix:
 
     def contain(self, process: subprocess.Popen[bytes]) -> Group:
         return _Session(process.pid)
+
+    def interrupt(self, process: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(OSError):
+            process.send_signal(signal.SIGINT)
 
 
 class _Session:
@@ -109,6 +117,11 @@ class Windows:
         if self._kernel32 is None:
             self._kernel32 = _load_kernel32()
         return _Job(self._kernel32, process.pid)
+
+    def interrupt(self, process: subprocess.Popen[bytes]) -> None:
+        # A console's Ctrl-C cannot be sent to one process of the console's group. The part's input
+        # closes next (Fleet.close): it serves the lines it has read, and ends.
+        pass
 
 
 class _BasicLimits(ctypes.Structure):

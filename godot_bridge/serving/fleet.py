@@ -33,7 +33,6 @@ import collections
 import contextlib
 import os
 import queue
-import signal
 import stat
 import subprocess
 import sys
@@ -44,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from godot_bridge.engine import ENGINES_PER_PROCESS
+from godot_bridge.engine import ENGINES_PER_PROCESS, platform
 from godot_bridge.errors import BridgeError, EngineCrashed
 from godot_bridge.requests import paths, uids
 from godot_bridge.requests.models import REQUEST_MODELS
@@ -253,8 +252,7 @@ class Fleet:
         `interrupt` it stops as on Ctrl-C (what its engines are serving still finishes whole)."""
         for part in self._parts:
             if interrupt and part.process.poll() is None:
-                with contextlib.suppress(OSError):
-                    part.process.send_signal(signal.SIGINT if os.name != "nt" else signal.SIGTERM)
+                platform.current().interrupt(part.process)
             with contextlib.suppress(OSError, ValueError):
                 assert part.process.stdin is not None
                 part.process.stdin.close()
@@ -413,8 +411,16 @@ class Fleet:
 
 
 def part_argv(options: Sequence[str]) -> Callable[[int], list[str]]:
-    """The command line of a part with `jobs` engines: this command with the same global options."""
+    """The command line of a part with `jobs` engines: this command with the same global options,
+    run from the same installation of the bridge as this process.
+
+    Not `python -m godot_bridge`: that puts the current folder first on the import path, and a part
+    runs in the folder the command was given in (relative project paths are taken from there). A
+    `godot_bridge` folder there (a checkout, or anything a project ships) would be imported instead:
+    another version, or code of the project's own."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    start = f"import sys; sys.path[0] = {package_parent!r}; from godot_bridge.front.cli import entry; entry()"
+
     def argv(jobs: int) -> list[str]:
-        return [sys.executable, "-m", "godot_bridge", *options, "batch", "--jobs", str(jobs), "--no-progress",
-                "--part", "-"]
+        return [sys.executable, "-c", start, *options, "batch", "--jobs", str(jobs), "--no-progress", "--part", "-"]
     return argv
