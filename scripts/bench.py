@@ -230,6 +230,11 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=30, help="requests of stages 1-2 (default 30)")
     parser.add_argument("--jobs-sweep", metavar="J,J,...", type=jobs_list,
                         help="instead of the stages: batch --jobs J against J plain loops, for each J")
+    parser.add_argument("--per-folder", type=int, default=PER_FOLDER, metavar="N",
+                        help=f"files written into one folder before the next (default {PER_FOLDER}; 1 gives each "
+                             "file a folder of its own, to see what engines writing into one folder cost)")
+    parser.add_argument("--processes", type=int, metavar="P",
+                        help="batch --processes P in the sweep (default: the bridge's own choice)")
     parser.add_argument("--dir",
                         help="a new or empty folder for the project and its files (default: a new temporary folder)")
     parser.add_argument("--godot", help="Godot binary (default: GODOT_BIN, then godot on PATH)")
@@ -241,7 +246,7 @@ def main() -> int:
     work = Path(args.dir or tempfile.mkdtemp(prefix="godot-bridge-bench-")).resolve()
     if work.exists() and any(work.iterdir()):
         sys.exit(f"bench: {work} is not empty; give a new or empty folder")
-    bench = Bench(work, godot, args.requests, args.sample)
+    bench = Bench(work, godot, args.requests, args.sample, args.per_folder, args.processes)
     if args.jobs_sweep:
         results = bench.sweep(args.jobs_sweep)
         print(json.dumps(results, indent=2) if args.json else sweep_table(results))
@@ -265,8 +270,11 @@ def jobs_list(text: str) -> list[int]:
 class Bench:
     """The generated project and batch, and the measurements."""
 
-    def __init__(self, work: Path, godot: str, requests: int, sample: int) -> None:
+    def __init__(self, work: Path, godot: str, requests: int, sample: int, per_folder: int = PER_FOLDER,
+                 processes: int | None = None) -> None:
         self.work = work
+        self.per_folder = per_folder
+        self.processes = processes
         self.godot = godot
         self.project = work / "project"
         self.scripts = work / "scripts"
@@ -276,7 +284,7 @@ class Bench:
 
     def request(self, i: int) -> dict[str, Any]:
         """Return the i-th request of the batch: the five operations in turn."""
-        folder = f"gen/g{i // PER_FOLDER}"
+        folder = f"gen/g{i // self.per_folder}"
         source = f"base/src{i % SOURCES}.tres"
         common = {"project_path": str(self.project), "id": i}
         kind = OPS[i % len(OPS)]
@@ -432,6 +440,8 @@ class Bench:
         self.clean()
         started = time.perf_counter()
         how = ["--atomic"] if atomic else ["--jobs", str(jobs)]
+        if self.processes is not None and not atomic:
+            how += ["--processes", str(min(self.processes, jobs))]
         proc = subprocess.Popen([self.cli, "--godot", self.godot, "batch", *how, "--no-progress",
                                  str(self.work / "batch.jsonl")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         peak = PeakRss(proc.pid)
