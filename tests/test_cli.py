@@ -213,3 +213,20 @@ def test_a_closed_stderr_changes_no_exit_status(godot_bin: str) -> None:
                           capture_output=True, cwd=REPO, timeout=120)
     assert done.returncode == 0
     assert json.loads(done.stdout)["discriminator"]["propertyName"] == "op"
+
+
+@pytest.mark.parametrize("command", [["run"], ["batch", "--jobs", "1", "--no-progress"]])
+def test_a_lone_surrogate_in_a_path_is_refused_and_quoted_as_its_escape(godot_bin: str, project: Path,
+                                                                         command: list[str]) -> None:
+    """Python's JSON reader takes `\\ud800` alone; no file system call and no UTF-8 stream takes the result.
+    Before: a traceback from the project check (batch, run) or from writing the reply that quotes it (run)."""
+    lines = ['{"op": "resource_read", "project_path": "proj\\ud800", "resource_path": "x.tres"}',
+             '{"op": "resource_read", "project_path": ' + json.dumps(str(project))
+             + ', "resource_path": "x\\ud800.tres"}']
+    for line in lines if command == ["batch", "--jobs", "1", "--no-progress"] else lines[1:]:
+        done = run_cli("--godot", godot_bin, *command, input=line + "\n")
+        assert "Traceback" not in done.stderr, done.stderr[-1500:]
+        reply = json.loads(done.stdout)
+        assert reply["error"]["code"] in ("invalid_request", "project_not_found")
+        assert "not valid Unicode" in reply["error"]["message"]
+    assert done.returncode == 1

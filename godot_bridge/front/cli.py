@@ -338,7 +338,7 @@ def _write_replies(replies: Iterable[tuple[bool, Any]], ready: Callable[[], bool
             else:
                 if reply["result"] == "error" and reply["error"]["code"] == "invalid_json":
                     reply["error"]["message"] = f"line {line}: {reply['error']['message']}"
-                text = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
+                text = _json_line(reply)
             out.write(("+" if ok else "-") + text if marked else text)
             # Flush only when the next reply is not ready yet: replies stream as they come,
             # without one system call per reply on a fast run.
@@ -352,6 +352,19 @@ def _write_replies(replies: Iterable[tuple[bool, Any]], ready: Callable[[], bool
     finally:
         progress.close()
     return EXIT_ERROR if failed else EXIT_OK
+
+
+def _json_line(value: Any, indent: int | None = None) -> str:
+    """A reply as JSON ending in a newline (compact, unless `indent`), non-ASCII text as is; a lone
+    surrogate (quoted from a request that holds one: no UTF-8 stream can carry it) as its escape."""
+    separators = (",", ":") if indent is None else None
+    text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators) + "\n"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, indent=indent, separators=separators) + "\n"
+    return text
 
 
 def _request_lines(stream: Iterable[bytes]) -> Iterator[str]:
@@ -508,8 +521,7 @@ def _open(path: str) -> IO[bytes]:
 
 
 def _print(value: Any, indent: int | None = None) -> None:
-    separators = (",", ":") if indent is None else None
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=indent, separators=separators) + "\n")
+    sys.stdout.write(_json_line(value, indent))
     sys.stdout.flush()
 
 

@@ -45,6 +45,13 @@ def project_root(project_path: str, relative_to: str | None = None) -> str:
     field = "project_path"
     if "\0" in project_path:
         raise ProjectNotFound("project_path contains a NUL byte", field=field)
+    if not project_path.isascii():
+        try:
+            project_path.encode("utf-8")
+        except UnicodeEncodeError:
+            # No file system call takes it (Python raises, not an OSError): said here, for every caller.
+            raise ProjectNotFound("project_path holds text that is not valid Unicode (an unpaired surrogate)",
+                                  field=field) from None
     if project_path and not os.path.isabs(project_path):
         project_path = os.path.join(relative_to if relative_to is not None else os.getcwd(), project_path)
     if not os.path.isabs(project_path):
