@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -122,6 +123,7 @@ def test_a_process_that_dies_fails_only_what_it_had(godot_bin: str, project: Pat
     crashed = [r for r in got if r["result"] == "error"]
     assert crashed and all(r["error"]["code"] == "engine_crashed" for r in crashed), crashed[:2]
     assert "ended before it answered" in crashed[0]["error"]["message"]
+    assert f"exit status {-signal.SIGKILL}" in crashed[0]["error"]["message"]
     assert all(r["result"] == "ok" for r in got[2000:])
     written = [*(project / "a").iterdir(), *(project / "b").iterdir()]
     assert all(path.suffix == ".tres" and path.read_text().startswith("[gd_resource") for path in written)
@@ -179,3 +181,77 @@ def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, proje
     assert not [p for p in made if not p.name.endswith(".tres")]
     for path in made:
         assert path.read_text().startswith("[gd_resource type=\"StandardMaterial3D\""), path
+
+
+def test_lines_the_router_cannot_read_get_the_replies_one_process_gives(godot_bin: str, project: Path) -> None:
+    """A project path or file name with a lone surrogate (which no file system call takes), then ordinary lines."""
+    requests: list[Any] = [
+        '{"op": "resource_read", "project_path": "proj\\ud800", "resource_path": "x.tres", "id": 0}',
+        '{"op": "resource_read", "project_path": ' + json.dumps(str(project)) + ', "resource_path": "x\\ud800.tres", '
+        '"id": 1}',
+        *[create(project, f"m{i}.tres", 0.5, id=i) for i in range(2, 12)]]
+    alone = batch(godot_bin, requests, "--jobs", "2")
+    shared = batch(godot_bin, requests, "--jobs", "2", "--processes", "2")
+    assert "Traceback" not in alone.stderr + shared.stderr, (alone.stderr + shared.stderr)[-2000:]
+    assert [without_uids(r) for r in replies(shared.stdout)] == [without_uids(r) for r in replies(alone.stdout)]
+    assert [r["result"] for r in replies(shared.stdout)] == ["error", "error"] + ["ok"] * 10
+
+
+def test_a_godot_option_that_looks_like_an_option_reaches_the_processes(project: Path) -> None:
+    requests = [read(project, "materials/base.tres", id=i) for i in range(4)]
+    alone = run_cli("--godot=-no-such-godot", "batch", "--jobs", "2", "--no-progress", input=jsonl(requests))
+    shared = run_cli("--godot=-no-such-godot", "batch", "--jobs", "2", "--processes", "2", "--no-progress",
+                     input=jsonl(requests))
+    assert shared.returncode == alone.returncode == 1
+    assert replies(shared.stdout) == replies(alone.stdout)
+    assert {r["error"]["code"] for r in replies(shared.stdout)} == {"engine_not_found"}
+
+
+def test_a_reply_longer_than_a_pipe_read_comes_whole(godot_bin: str, project: Path) -> None:
+    """A reply of ~0.5 MB reaches the router in many reads; it is written whole, as one process writes it."""
+    colors = [[i / 40000, 0.5, 0.25, 1.0] for i in range(20000)]
+    requests: list[Any] = [{"op": "resource_create", "project_path": str(project), "resource_type": "Gradient",
+                            "resource_path": "big.tres", "properties": {"offsets": [i / 20000 for i in range(20000)],
+                                                                        "colors": colors}}]
+    requests += [read(project, "big.tres", id=i) for i in range(4)]
+    alone = batch(godot_bin, requests, "--jobs", "2")
+    shared = batch(godot_bin, requests, "--jobs", "2", "--processes", "2")
+    assert shared.returncode == alone.returncode == 0, shared.stdout[:300]
+    assert len(shared.stdout.splitlines()[1]) > 400_000
+    assert [without_uids(r) for r in replies(shared.stdout)] == [without_uids(r) for r in replies(alone.stdout)]
+
+
+def test_a_part_that_writes_what_is_no_reply_is_ended(tmp_path: Path) -> None:
+    """A transport fault (a part's stdout carries something else): its lines fail, nothing hangs or shifts."""
+    from godot_bridge.serving.fleet import Fleet
+
+    script = "import sys; print('chatter', flush=True); sys.stdin.read()"
+    fleet = Fleet(lambda jobs: [sys.executable, "-c", script], [1, 1], str(tmp_path))
+    (tmp_path / "project.godot").write_text("")
+    lines = [json.dumps({"op": "resource_read", "project_path": str(tmp_path), "resource_path": f"m{i}.tres"})
+             for i in range(6)]
+    got = list(fleet.map(lines, eager=True))
+    assert [ok for ok, _ in got] == [False] * 6
+    assert all(isinstance(reply, dict) and reply["error"]["code"] == "engine_crashed" for _, reply in got)
+
+
+def test_a_pipe_is_served_line_by_line_even_beside_a_file_named_dash(godot_bin: str, project: Path,
+                                                                     tmp_path: Path) -> None:
+    """A client that waits for each reply before it sends the next line gets each reply."""
+    (tmp_path / "-").write_text("")
+    start = f"import sys; sys.path[0] = {str(REPO)!r}; from godot_bridge.front.cli import entry; entry()"
+    command = [sys.executable, "-c", start, "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
+               "--no-progress"]
+    bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              cwd=tmp_path)
+    assert bridge.stdin is not None and bridge.stdout is not None
+    try:
+        for i in range(3):
+            bridge.stdin.write((json.dumps(create(project, f"p{i}.tres", 0.5, id=i)) + "\n").encode())
+            bridge.stdin.flush()
+            ready, _, _ = select.select([bridge.stdout], [], [], 60)
+            assert ready, f"no reply to line {i + 1} within 60 s"
+            assert json.loads(bridge.stdout.readline())["id"] == i
+    finally:
+        bridge.stdin.close()
+        bridge.wait(60)

@@ -314,14 +314,20 @@ def _batch_parts(args: argparse.Namespace, jobs: int, processes: int, lines: Ite
     from godot_bridge.serving.fleet import Fleet, part_argv, shares
 
     _log_to_stderr()
-    options = ["--timeout", repr(args.timeout)]
-    options += ["--godot", args.godot] if args.godot is not None else []
+    options = [f"--timeout={args.timeout!r}"]
+    options += [f"--godot={args.godot}"] if args.godot is not None else []
     options += ["--verbose"] if args.verbose else []
     options += ["--no-import"] if args.no_import else []
     fleet = Fleet(part_argv(options), shares(jobs, processes), os.getcwd())
     # A pipe may pause between lines: each goes to its part at once; a file's are sent a few at a time.
-    replies = fleet.map(lines, eager=not os.path.isfile(args.file))
-    return _write_replies(replies, fleet.ready, progress, marked=False)
+    replies = fleet.map(lines, eager=args.file == "-" or not os.path.isfile(args.file))
+    try:
+        return _write_replies(replies, fleet.ready, progress, marked=False)
+    except KeyboardInterrupt:
+        # Raised here, not inside the fleet's generator, which its close() then ends.
+        fleet.interrupted = True
+        replies.close()
+        raise
 
 
 def _write_replies(replies: Iterable[tuple[bool, Any]], ready: Callable[[], bool], progress: _Progress, *,

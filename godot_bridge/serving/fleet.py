@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,8 @@ _SEND_EVERY = 16
 """Lines gathered for a part before one write to its pipe (all are written before the router waits)."""
 _CACHED = 4096
 """Folders whose real paths the router keeps."""
+_EXIT_WAIT = 5.0
+"""Seconds a part whose output ended is given to exit, for its exit status."""
 
 Files = tuple[tuple[str, int], ...]
 
@@ -143,7 +145,7 @@ class _Part:
 
     number: int
     process: subprocess.Popen[bytes]
-    replies: collections.deque[bytes] = field(default_factory=collections.deque)
+    replies: collections.deque[str] = field(default_factory=collections.deque)
     """Its replies not yet merged, each with its status mark (`+` ok, `-` error) in front."""
     unsent: list[bytes] = field(default_factory=list)
     owed: int = 0
@@ -190,6 +192,8 @@ class Fleet:
         self._input_done = False
         self._failure: BaseException | None = None
         self._cancelled = False
+        self.interrupted = False
+        """Set by the caller on Ctrl-C: the parts had it from the terminal too, and get no second one."""
         env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
         self._parts = [_Part(number, subprocess.Popen(argv(jobs), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                       cwd=cwd, env=env))
@@ -199,7 +203,7 @@ class Fleet:
         for reader in self._readers:
             reader.start()
 
-    def map(self, lines: Iterable[str], *, eager: bool) -> Iterator[tuple[bool, Reply | str]]:
+    def map(self, lines: Iterable[str], *, eager: bool) -> Generator[tuple[bool, Reply | str], None, None]:
         """Yield (ok, reply) for each line in input order: the reply as a part wrote it (JSON text
         ending in a newline), or one made here. `eager`: hand each line to its part at once (for an
         input that may pause); otherwise a few are gathered per write."""
@@ -240,7 +244,7 @@ class Fleet:
             if finished:
                 router.join()
             # Else the router may be waiting for input that never comes: it is left, as a daemon.
-            self.close(interrupt=not finished and not signalled)
+            self.close(interrupt=not finished and not signalled and not self.interrupted)
 
     def ready(self) -> bool:
         """Whether the next reply of `map()` is there without waiting."""
@@ -279,32 +283,57 @@ class Fleet:
         self._uses.remove(line.files or (), part)
         if part.replies:
             marked = part.replies.popleft()
-            return marked.startswith(b"+"), marked[1:].decode("utf-8")
+            return marked.startswith("+"), f"{marked[1:]}\n"
         status = part.process.poll()
         return False, refuse(line.raw, EngineCrashed(
             f"the bridge process serving this request ended before it answered (pid {part.process.pid}, exit "
             f"status {status if status is not None else 'unknown'}); a file it was writing is whole or not written"))
 
     def _read(self, part: _Part) -> None:
-        """Take a part's replies as they come, in chunks: one wake-up of the merge for many."""
+        """Take a part's replies as they come, in chunks: one wake-up of the merge for many. A line
+        that is not a marked reply in UTF-8 ends the part: nothing it says after can be matched."""
         assert part.process.stdout is not None
         fd = part.process.stdout.fileno()
-        rest = b""
+        pending: list[bytes] = []
+        """The start of a line not yet ended, in pieces (joined once, whatever its length)."""
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
             except OSError:
                 chunk = b""
-            complete: list[bytes] = []
+            end = chunk.rfind(b"\n")
+            if chunk and end < 0:
+                pending.append(chunk)
+                continue
+            complete: list[str] = []
+            garbled = False
             if chunk:
-                *complete, rest = (rest + chunk).split(b"\n")
+                pending.append(chunk[:end])
+                for line in b"".join(pending).split(b"\n"):
+                    try:
+                        # A part on Windows writes its stdout in text mode: \r\n.
+                        text = line.removesuffix(b"\r").decode("utf-8")
+                    except UnicodeDecodeError:
+                        text = ""
+                    if text[:1] not in ("+", "-"):
+                        garbled = True
+                        break
+                    complete.append(text)
+                pending = [chunk[end + 1:]]
+            ended = not chunk or garbled
+            if garbled:
+                part.process.kill()
+            if ended:
+                # Its exit status, for the replies to what it owed (a part closes its output as it exits).
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    part.process.wait(_EXIT_WAIT)
             with self._lock:
-                part.replies.extend(line + b"\n" for line in complete)
-                part.ended = not chunk
+                part.replies.extend(complete)
+                part.ended = ended
                 wake, self._merger_waits = self._merger_waits, False
             if wake:
                 self._merger_wake.put(None)
-            if not chunk:
+            if ended:
                 return
 
     # ----- routing, in a thread of its own ---------------------------------------------------
@@ -318,7 +347,12 @@ class Fleet:
                 except BridgeError as exc:
                     self._queue(_Line(None, (), raw, refuse(raw, exc)))
                     continue
-                files = self._router.files(raw)
+                try:
+                    files = self._router.files(raw)
+                except (OSError, ValueError):
+                    # A path no file system call takes (a lone surrogate, say): the part refuses the
+                    # request; a barrier keeps that safe whatever it touches.
+                    files = None
                 part = self._place(files)
                 if part is None:
                     return
