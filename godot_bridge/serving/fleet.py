@@ -37,6 +37,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 import unicodedata
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,10 @@ _CACHED = 4096
 """Folders whose real paths the router keeps."""
 _EXIT_WAIT = 5.0
 """Seconds a part whose output ended is given to exit, for its exit status."""
+_ORPHAN_GRACE = 0.5
+"""Seconds the files of a part that died owing replies stay taken: twice the engine's heartbeat
+period (a quarter second), after which an engine whose bridge is gone has ended (on Windows, at
+once: the part's Job Objects end its engines with it)."""
 
 Files = tuple[tuple[str, int], ...]
 
@@ -327,6 +332,13 @@ class Fleet:
                 # Its exit status, for the replies to what it owed (a part closes its output as it exits).
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     part.process.wait(_EXIT_WAIT)
+                with self._lock:
+                    orphans = part.owed > len(part.replies) + len(complete)
+                if orphans:
+                    # It died owing replies: an engine of its may still be finishing a write, until its
+                    # next heartbeat meets the broken pipe (gdscript/main.gd). Its files stay taken
+                    # till then, so that no later write of theirs can be overtaken by that one.
+                    time.sleep(_ORPHAN_GRACE)
             with self._lock:
                 part.replies.extend(complete)
                 part.ended = ended
