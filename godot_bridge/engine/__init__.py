@@ -14,6 +14,11 @@ quarter to a fifth of an engine's (~1-1.5 ms). A batch on more spreads over seve
 (godot_bridge/serving/fleet.py)."""
 
 
+def default_processes(jobs: int) -> int:
+    """How many bridge processes serve a batch of `jobs` engines unless told."""
+    return -(-jobs // ENGINES_PER_PROCESS)
+
+
 def cache_dir() -> str:
     """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge.
 

@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from godot_bridge.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS
+from godot_bridge.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS, default_processes
 from godot_bridge.errors import BridgeError
 from godot_bridge.requests import paths
 from godot_bridge.version import __version__
@@ -282,7 +282,7 @@ def _batch(args: argparse.Namespace) -> int:
     jobs = 1 if args.atomic else args.jobs or _cores()
     if args.processes is not None and args.processes > jobs:
         raise UsageError(f"--processes {args.processes} is more than the {jobs} jobs: each process needs an engine")
-    processes = 1 if one_at_a_time or args.part else args.processes or -(-jobs // ENGINES_PER_PROCESS)
+    processes = 1 if one_at_a_time or args.part else args.processes or default_processes(jobs)
     stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
     first = stream.readline()
     want_progress = _want_progress(args.progress)

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from godot_bridge.engine import ENGINES_PER_PROCESS, platform
+from godot_bridge.engine import platform
 from godot_bridge.errors import BridgeError, EngineCrashed
 from godot_bridge.requests import paths, uids
 from godot_bridge.requests.models import REQUEST_MODELS
@@ -71,11 +71,6 @@ def shares(jobs: int, processes: int) -> list[int]:
     """Split `jobs` engines over `processes` parts, as evenly as they go."""
     base, extra = divmod(jobs, processes)
     return [base + (part < extra) for part in range(processes)]
-
-
-def default_processes(jobs: int) -> int:
-    """How many bridge processes serve `jobs` engines by default."""
-    return -(-jobs // ENGINES_PER_PROCESS)
 
 
 class Router:
@@ -179,8 +174,9 @@ class Fleet:
     Three kinds of thread share the state below, under one lock held only for moments: the caller's
     (merging), the router's, and a reader per part. A thread that must wait says so under the lock
     and waits on a queue of its own, which another puts a token on once it changed what it waits
-    for. The caller's thread never waits on a lock or a condition: Ctrl-C, raised in it wherever it
-    is, could leave one held (a known CPython hazard), and the other threads waiting behind it.
+    for. The caller's thread never waits on a condition, and holds the lock only for moments: Ctrl-C,
+    raised in it wherever it is, could leave a condition's lock held inside its wait (a known CPython
+    hazard; seen here in a first version), and the other threads waiting behind it.
     """
 
     def __init__(self, argv: Callable[[int], list[str]], engine_shares: Sequence[int], cwd: str) -> None:
