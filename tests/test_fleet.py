@@ -255,3 +255,14 @@ def test_a_pipe_is_served_line_by_line_even_beside_a_file_named_dash(godot_bin: 
     finally:
         bridge.stdin.close()
         bridge.wait(60)
+
+
+def test_a_part_writing_windows_line_ends_gives_the_same_lines(tmp_path: Path) -> None:
+    """A part on Windows writes its stdout in text mode (\\r\\n): the reply goes out as written, without the \\r."""
+    from godot_bridge.serving.fleet import Fleet
+
+    script = ("import sys\nfor line in sys.stdin:\n    sys.stdout.buffer.write(b'+{\"result\":\"ok\"}\\r\\n')\n"
+              "    sys.stdout.flush()\n")
+    fleet = Fleet(lambda jobs: [sys.executable, "-c", script], [1], str(tmp_path))
+    got = list(fleet.map(['{"op": "no_such_op"}'] * 3, eager=True))
+    assert got == [(True, '{"result":"ok"}\n')] * 3
