@@ -49,6 +49,7 @@ from godot_bridge.errors import BridgeError, EngineCrashed
 from godot_bridge.requests import paths, uids
 from godot_bridge.requests.models import REQUEST_MODELS
 from godot_bridge.requests.request import READ, WRITE, Reply, decode, refuse
+from godot_bridge.serving import locks
 from godot_bridge.serving.ordering import FileUses
 
 AHEAD = 2048
@@ -84,6 +85,17 @@ class Router:
         self._folders: dict[str, str] = {}
 
     def files(self, raw: dict[str, Any]) -> Files | None:
+        named = self._named(raw)
+        if named is None:
+            return None
+        return tuple((unicodedata.normalize("NFC", whole).casefold(), role) for whole, role in named)
+
+    def written(self, raw: Any) -> list[str]:
+        """The real paths of the files `raw` may write (none where the router cannot tell)."""
+        named = self._named(raw) if isinstance(raw, dict) else None
+        return [whole for whole, role in named or () if role == WRITE]
+
+    def _named(self, raw: dict[str, Any]) -> Files | None:
         op = raw.get("op")
         model = REQUEST_MODELS.get(op) if isinstance(op, str) else None
         if model is None:
@@ -124,7 +136,7 @@ class Router:
         return self._roots[project_path]
 
     def _identity(self, root: str, relative: str) -> str:
-        """The file's real path, folded: its folder resolved once per batch, the file itself if a link."""
+        """The file's real path: its folder resolved once per batch, the file itself if a link."""
         folder, _, name = relative.rpartition("/")
         key = f"{root}/{folder}"
         real = self._folders.get(key)
@@ -136,7 +148,7 @@ class Router:
         with contextlib.suppress(OSError):
             if stat.S_ISLNK(os.lstat(whole).st_mode):
                 whole = os.path.realpath(whole)
-        return unicodedata.normalize("NFC", whole).casefold()
+        return whole
 
 
 @dataclass(eq=False)
@@ -150,8 +162,10 @@ class _Part:
     unsent: list[bytes] = field(default_factory=list)
     owed: int = 0
     """Lines routed to it (sent or gathered) and not yet answered."""
+    closed: bool = False
+    """Its output ended: it is sent nothing more, and its files stay taken until it has `ended`."""
     ended: bool = False
-    """Its output ended: what it owes beyond `replies` never comes."""
+    """What it owes beyond `replies` never comes, and no engine of its still writes."""
 
 
 @dataclass
@@ -185,6 +199,7 @@ class Fleet:
         self._router_wake: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._merger_waits = False
         self._router_waits = False
+        self._cwd = cwd
         self._router = Router(cwd)
         self._uses: FileUses[_Part] = FileUses()
         self._order: collections.deque[_Line] = collections.deque()
@@ -329,12 +344,16 @@ class Fleet:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     part.process.wait(_EXIT_WAIT)
                 with self._lock:
+                    part.closed = True
                     orphans = part.owed > len(part.replies) + len(complete)
                 if orphans:
                     # It died owing replies: an engine of its may still be finishing a write, until its
                     # next heartbeat meets the broken pipe (gdscript/main.gd). Its files stay taken
-                    # till then, so that no later write of theirs can be overtaken by that one.
+                    # till then, so that no later write of theirs can be overtaken by that one. An
+                    # engine that pipe ended between its temp file and the rename left the temp file,
+                    # which the part would have removed.
                     time.sleep(_ORPHAN_GRACE)
+                    locks.sweep_ended(self._owed_writes(part), _EXIT_WAIT)
             with self._lock:
                 part.replies.extend(complete)
                 part.ended = ended
@@ -343,6 +362,14 @@ class Fleet:
                 self._merger_wake.put(None)
             if ended:
                 return
+
+    def _owed_writes(self, part: _Part) -> list[str]:
+        """The files that the lines still owed by `part` may write (a router of its own: this is
+        not the router's thread)."""
+        with self._lock:
+            owed = [line.raw for line in self._order if line.part is part]
+        router = Router(self._cwd)
+        return [path for raw in owed for path in router.written(raw)]
 
     # ----- routing, in a thread of its own ---------------------------------------------------
 
@@ -414,11 +441,11 @@ class Fleet:
         else:
             after = self._uses.followed(files)
             # A part that ended answers what it owed engine_crashed: then the file is free again.
-            if len(after) > 1 or any(part.ended for part in after):
+            if len(after) > 1 or any(part.closed for part in after):
                 return None
         if after:
             return after.pop()
-        running = [part for part in self._parts if not part.ended] or self._parts
+        running = [part for part in self._parts if not part.closed] or self._parts
         return min(running, key=lambda part: part.owed)
 
     def _owed(self) -> int:

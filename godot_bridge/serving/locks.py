@@ -18,7 +18,7 @@ Windows.
 The engine saves through a temp file `.<file>.<pid>-<n>.tmp.<ext>` beside the target and renames it
 over the target (gdscript/files/saving.gd). An engine killed between the two leaves the temp behind; once
 that engine is dead, `sweep()` removes the temps its pid left beside the files it was writing (the
-name is made in gdscript/files/atomic_write.gd).
+name is made in gdscript/files/atomic_write.gd); `sweep_ended()` those of engines whose bridge died.
 """
 
 from __future__ import annotations
@@ -150,23 +150,54 @@ def _lock(file: Path, target: Path) -> filelock.FileLock:
 
 def sweep(targets: Iterable[str], pid: int) -> list[str]:
     """Remove the temp files that the dead engine `pid` left beside `targets`; return them."""
+    return [temp for temp, owner in _temps(targets) if owner == pid and _unlink(temp)]
+
+
+def sweep_ended(targets: Iterable[str], wait: float) -> list[str]:
+    """Remove the temp files beside `targets` of every engine that has ended; return them.
+
+    For the engines of a bridge process that died (a fleet's part): which engines those were died
+    with it, but each temp file names its engine. One still running is given `wait` seconds to end
+    (its next heartbeat meets the broken pipe); a temp file of one that outlives that stays."""
+    import psutil  # here: only a fleet whose part died needs it
+
     removed: list[str] = []
-    for target in set(targets):
+    deadline = time.monotonic() + wait
+    for temp, owner in _temps(targets):
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(owner).wait(max(0.0, deadline - time.monotonic()))
+        if not psutil.pid_exists(owner) and _unlink(temp):
+            removed.append(temp)
+    return removed
+
+
+def _temps(targets: Iterable[str]) -> Iterable[tuple[str, int]]:
+    """Each engine temp file beside `targets` (gdscript/files/atomic_write.gd), with its engine's pid:
+    each folder read once, however many of its files are named."""
+    folders: dict[str, set[str]] = {}
+    for target in targets:
         folder, name = os.path.split(target)
-        prefix = f".{name}.{pid}-"
+        folders.setdefault(folder or ".", set()).add(name)
+    for folder, names in folders.items():
         try:
-            entries = [entry for entry in os.scandir(folder or ".") if entry.name.startswith(prefix)]
+            entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            if ".tmp." not in entry.name[len(prefix) :]:
-                continue
-            try:
-                os.unlink(entry.path)
-                removed.append(entry.path)
-            except FileNotFoundError:
-                pass
-    return removed
+            head, tmp, extension = entry.name.rpartition(".tmp.")
+            name, _, ids = head[1:].rpartition(".")
+            owner, _, number = ids.partition("-")
+            if (tmp and head[:1] == "." and name in names and extension == name.rpartition(".")[2] * ("." in name)
+                    and owner.isdigit() and number.isdigit()):
+                yield entry.path, int(owner)
+
+
+def _unlink(path: str) -> bool:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 Snapshot = dict[Path, "bytes | None"]
