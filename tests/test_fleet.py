@@ -140,10 +140,8 @@ def test_a_process_that_dies_fails_only_what_it_had(godot_bin: str, project: Pat
 
 
 def _ended_pid() -> int:
-    """The pid of a process that has ended (and been reaped)."""
-    process = subprocess.Popen(["true"])
-    process.wait()
-    return process.pid
+    """A pid no process has: one above the system's largest (a pid of a process that ended may be reused)."""
+    return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
 
 
 def test_the_processes_run_this_bridge_not_a_godot_bridge_folder_where_the_command_runs(
@@ -286,12 +284,35 @@ def test_a_part_writing_windows_line_ends_gives_the_same_lines(tmp_path: Path) -
 
 
 def test_only_temp_files_of_engines_that_ended_are_swept(tmp_path: Path) -> None:
-    """The temp files a dead part's engines left go; a running engine's, and files that only look alike, stay."""
+    """The temp files a dead part's engines left go, whatever case the request spelled the file in; a running
+    process's stay (not waited for: it is no Godot), and so do files that only look alike, without an error."""
     ended, running = _ended_pid(), os.getpid()
-    names = [f".m.tres.{ended}-1.tmp.tres", f".m.tres.{running}-2.tmp.tres", f".m.tres.{ended}-3.tmp.tres.keep",
-             f".n.tres.{ended}-4.tmp.tres", ".m.tres.notes-5.tmp.tres", "m.tres"]
-    for name in names:
+    gone = [f".m.tres.{ended}-1.tmp.tres", f".M.tres.{ended}-2.tmp.tres"]
+    kept = [f".m.tres.{running}-2.tmp.tres", f".m.tres.{ended}-3.tmp.tres.keep", f".n.tres.{ended}-4.tmp.tres",
+            ".m.tres.notes-5.tmp.tres", ".m.tres.\u00b2-6.tmp.tres", f".m.tres.{'9' * 30}-7.tmp.tres", "m.tres"]
+    for name in gone + kept:
         (tmp_path / name).write_text("x")
-    removed = locks.sweep_ended([str(tmp_path / "m.tres")], wait=0.1)
-    assert removed == [str(tmp_path / names[0])]
-    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(names[1:])
+    (tmp_path / f".m.tres.{ended}-8.tmp.tres").mkdir()
+    kept.append(f".m.tres.{ended}-8.tmp.tres")
+    started = time.monotonic()
+    removed = locks.sweep_ended([str(tmp_path / "m.tres")], wait=5)
+    assert time.monotonic() - started < 2
+    assert sorted(removed) == sorted(str(tmp_path / name) for name in gone)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(kept)
+
+
+def test_a_part_that_dies_owing_a_line_no_file_system_takes_fails_it(tmp_path: Path) -> None:
+    """A part dies owing a line whose path holds a lone surrogate: the line fails, the batch ends (it hung)."""
+    from godot_bridge.serving.fleet import Fleet
+
+    script = "import sys; sys.stdin.buffer.readline()"
+    fleet = Fleet(lambda jobs: [sys.executable, "-c", script], [1], str(tmp_path))
+    (tmp_path / "project.godot").write_text("")
+    line = json.dumps({"op": "resource_create", "project_path": str(tmp_path), "resource_type": "Gradient",
+                       "resource_path": "a\ud800.tres"})
+    got: list[Any] = []
+    reader = threading.Thread(target=lambda: got.extend(fleet.map([line], eager=True)), daemon=True)
+    reader.start()
+    reader.join(30)
+    assert not reader.is_alive(), "the batch hung"
+    assert [reply["error"]["code"] for _, reply in got] == ["engine_crashed"]

@@ -340,28 +340,38 @@ class Fleet:
             if garbled:
                 part.process.kill()
             if ended:
-                # Its exit status, for the replies to what it owed (a part closes its output as it exits).
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    part.process.wait(_EXIT_WAIT)
                 with self._lock:
                     part.closed = True
-                    orphans = part.owed > len(part.replies) + len(complete)
-                if orphans:
-                    # It died owing replies: an engine of its may still be finishing a write, until its
-                    # next heartbeat meets the broken pipe (gdscript/main.gd). Its files stay taken
-                    # till then, so that no later write of theirs can be overtaken by that one. An
-                    # engine that pipe ended between its temp file and the rename left the temp file,
-                    # which the part would have removed.
-                    time.sleep(_ORPHAN_GRACE)
-                    locks.sweep_ended(self._owed_writes(part), _EXIT_WAIT)
-            with self._lock:
-                part.replies.extend(complete)
-                part.ended = ended
-                wake, self._merger_waits = self._merger_waits, False
-            if wake:
-                self._merger_wake.put(None)
-            if ended:
+                try:
+                    self._after_death(part, len(complete))
+                finally:
+                    self._hand_over(part, complete, ended=True)
                 return
+            self._hand_over(part, complete, ended=False)
+
+    def _hand_over(self, part: _Part, replies: list[str], *, ended: bool) -> None:
+        """Give the merger a part's `replies`, and whether the part has `ended`."""
+        with self._lock:
+            part.replies.extend(replies)
+            part.ended = ended
+            wake, self._merger_waits = self._merger_waits, False
+        if wake:
+            self._merger_wake.put(None)
+
+    def _after_death(self, part: _Part, answered: int) -> None:
+        """Wait for the exit status of a part whose output ended (for the replies to what it owed,
+        `answered` of its replies being still unmerged), and clean up after it if it died owing replies."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            part.process.wait(_EXIT_WAIT)
+        with self._lock:
+            orphans = part.owed > len(part.replies) + answered
+        if orphans:
+            # An engine of its may still be finishing a write, until its next heartbeat meets the
+            # broken pipe (gdscript/main.gd). Its files stay taken till then, so that no later write of
+            # theirs can be overtaken by that one. An engine that pipe ended between its temp file and
+            # the rename left the temp file, which the part would have removed.
+            time.sleep(_ORPHAN_GRACE)
+            locks.sweep_ended(self._owed_writes(part), _EXIT_WAIT)
 
     def _owed_writes(self, part: _Part) -> list[str]:
         """The files that the lines still owed by `part` may write (a router of its own: this is
@@ -369,7 +379,11 @@ class Fleet:
         with self._lock:
             owed = [line.raw for line in self._order if line.part is part]
         router = Router(self._cwd)
-        return [path for raw in owed for path in router.written(raw)]
+        written: list[str] = []
+        for raw in owed:
+            with contextlib.suppress(OSError, ValueError):  # a path no file system call takes: see _route()
+                written += router.written(raw)
+        return written
 
     # ----- routing, in a thread of its own ---------------------------------------------------
 

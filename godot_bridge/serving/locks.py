@@ -28,6 +28,7 @@ import hashlib
 import os
 import tempfile
 import time
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -157,45 +158,66 @@ def sweep_ended(targets: Iterable[str], wait: float) -> list[str]:
     """Remove the temp files beside `targets` of every engine that has ended; return them.
 
     For the engines of a bridge process that died (a fleet's part): which engines those were died
-    with it, but each temp file names its engine. One still running is given `wait` seconds to end
-    (its next heartbeat meets the broken pipe); a temp file of one that outlives that stays."""
+    with it, but each temp file names its engine. One named by a Godot still running is given `wait`
+    seconds to end (its next heartbeat meets the broken pipe); a temp file of any process that runs
+    on stays. Never raises: a file that cannot be removed stays."""
     import psutil  # here: only a fleet whose part died needs it
 
     removed: list[str] = []
     deadline = time.monotonic() + wait
     for temp, owner in _temps(targets):
-        with contextlib.suppress(psutil.Error):
-            psutil.Process(owner).wait(max(0.0, deadline - time.monotonic()))
-        if not psutil.pid_exists(owner) and _unlink(temp):
+        try:
+            engine = psutil.Process(owner)
+            if "godot" in engine.name().lower():
+                engine.wait(max(0.0, deadline - time.monotonic()))
+            alive = psutil.pid_exists(owner)
+        except psutil.NoSuchProcess:
+            alive = False
+        except (psutil.Error, ValueError, OverflowError):
+            alive = True
+        if not alive and _unlink(temp):
             removed.append(temp)
     return removed
 
 
 def _temps(targets: Iterable[str]) -> Iterable[tuple[str, int]]:
     """Each engine temp file beside `targets` (gdscript/files/atomic_write.gd), with its engine's pid:
-    each folder read once, however many of its files are named."""
+    each folder read once, however many of its files are named. Names are compared folded (NFC, case),
+    as the engine names a temp file after the name the folder stores, which on a file system that
+    ignores case may be spelled otherwise than the request spelled it."""
     folders: dict[str, set[str]] = {}
     for target in targets:
         folder, name = os.path.split(target)
-        folders.setdefault(folder or ".", set()).add(name)
+        folders.setdefault(folder or ".", set()).add(_fold(name))
     for folder, names in folders.items():
         try:
-            entries = list(os.scandir(folder))
+            entries = [entry.name for entry in os.scandir(folder)]
         except OSError:
             continue
         for entry in entries:
-            head, tmp, extension = entry.name.rpartition(".tmp.")
+            head, tmp, extension = entry.rpartition(".tmp.")
             name, _, ids = head[1:].rpartition(".")
             owner, _, number = ids.partition("-")
-            if (tmp and head[:1] == "." and name in names and extension == name.rpartition(".")[2] * ("." in name)
-                    and owner.isdigit() and number.isdigit()):
-                yield entry.path, int(owner)
+            if (tmp and head[:1] == "." and _fold(name) in names
+                    and extension == name.rpartition(".")[2] * ("." in name)
+                    and _decimal(owner) and _decimal(number)):
+                yield os.path.join(folder, entry), int(owner)
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _decimal(text: str) -> bool:
+    """Digits 0-9 only (str.isdigit() takes '²', which int() refuses), few enough for a pid."""
+    return 0 < len(text) <= 10 and text.isascii() and text.isdigit()
 
 
 def _unlink(path: str) -> bool:
+    """Remove a file; whether it was removed (one gone already, or that cannot be removed, stays)."""
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:
         return False
     return True
 
