@@ -76,6 +76,7 @@ func _process(_delta: float) -> bool:
 	var header: PackedByteArray = OS.read_buffer_from_stdin(HEADER_SIZE)
 	if header.size() < HEADER_SIZE:
 		return true
+	var started: int = Time.get_ticks_usec()
 	var payload: PackedByteArray = OS.read_buffer_from_stdin(header.get_string_from_ascii().to_int())
 	var request: Variant = JSON.parse_string(payload.get_string_from_utf8())
 	if typeof(request) != TYPE_DICTIONARY:
@@ -88,7 +89,11 @@ func _process(_delta: float) -> bool:
 			}
 		)
 		return false
-	_send(_serve(request))
+	var framed: Dictionary = _serve(request)
+	# The bridge paces its reading of replies by this (godot_bridge/serving/pool.py, NAP_SHARE): the
+	# engine's own time, which its waits for the bridge do not inflate.
+	framed["busy_us"] = Time.get_ticks_usec() - started
+	_send(framed)
 	return false
 
 

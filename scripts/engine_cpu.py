@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Serve N material_create requests through one warm worker; print requests per second and the CPU
-the engine and the bridge spend per request (the engine's user time apart).
+"""Serve N material_create requests (or, with `read`, N resource_reads of four small files) through
+one warm worker; print requests per second and the CPU the engine and the bridge spend per request
+(the engine's user time apart).
 
 Each run writes into a new folder under DIR, never deleting one (on an ext4 without a journal, files
 created after many were deleted are slow to create, which would drown the difference measured).
 
-    GODOT_BIN=... .venv/bin/python scripts/engine_cpu.py [N] [DIR]
+    GODOT_BIN=... .venv/bin/python scripts/engine_cpu.py [N] [DIR] [create|read]
 """
 
 from __future__ import annotations
@@ -29,13 +30,21 @@ def main() -> int:
     root = base / f"run-{time.strftime('%H%M%S')}-{os.getpid()}"
     root.mkdir(parents=True)
     (root / "project.godot").write_text("config_version=5\n")
-    lines = [json.dumps({"op": "material_create", "project_path": str(root), "material_type": "StandardMaterial3D",
-                         "resource_path": f"gen/g{i // 200}/mat{i}.tres",
-                         "properties": {"albedo_color": "#cc3311", "roughness": 0.4, "metallic": 0.7,
-                                        "emission_enabled": True, "emission": "#221100"}})
-             for i in range(count)]
+    reads = (sys.argv[3] if len(sys.argv) > 3 else "create") == "read"
+    if reads:
+        lines = [json.dumps({"op": "resource_read", "project_path": str(root), "resource_path": f"s{i % 4}.tres"})
+                 for i in range(count)]
+    else:
+        lines = [json.dumps({"op": "material_create", "project_path": str(root), "material_type": "StandardMaterial3D",
+                             "resource_path": f"gen/g{i // 200}/mat{i}.tres",
+                             "properties": {"albedo_color": "#cc3311", "roughness": 0.4, "metallic": 0.7,
+                                            "emission_enabled": True, "emission": "#221100"}})
+                 for i in range(count)]
     with Bridge(os.environ.get("GODOT_BIN"), jobs=1) as bridge:
         (worker,) = bridge.prewarm(str(root), 1, wait=True)
+        for i in range(4 if reads else 0):
+            bridge.run({"op": "style_box_create", "project_path": str(root), "style_type": "StyleBoxFlat",
+                        "resource_path": f"s{i}.tres", "properties": {"bg_color": "#202830"}})
         engine = psutil.Process(worker.pid)
         engine_before, mine_before = engine.cpu_times(), resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()

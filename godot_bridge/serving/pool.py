@@ -56,12 +56,18 @@ from godot_bridge.serving.starter import ArgvFor, Settings, Starter
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
-NAP = 0.004
-"""Pause of the loop while every busy engine has three quarters of a window queued (~7 ms of work
-or more for the bench's requests), so that its replies are taken in bursts. Each wake-up of the
-loop also wakes a reader and a writer thread per busy engine, so the pause is twice what it was
-with the poll loop those threads replaced: half the wake-ups (~860 -> ~420 per 2,000-request
-batch, jobs 1)."""
+NAP_SHARE = 1 / 3
+"""Pause of the loop while every busy engine has three quarters of a window queued: this share of
+the work the least busy one has queued (Slot.work_ahead(): its requests in flight at the time the
+engine says each took it), so that one wake-up takes many replies and no engine runs dry. Each
+wake-up of the loop also wakes a reader and a writer thread per busy engine, and pushes an engine
+off its core. A fixed 4 ms pause took ~3 replies at once of a ~1.2 ms material_create, while an
+engine serving ~0.15 ms resource_reads ran dry in it (2,559-2,757 reads/s, against 3,172-3,679
+without a pause, `--jobs 1`, 2-core VM)."""
+NAP_MAX = 0.010
+"""The longest such pause, in seconds."""
+NAP_UNKNOWN = 0.002
+"""The pause while an engine has not said yet how long its requests take."""
 IDLE_WAIT = 1.0
 """Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
@@ -350,12 +356,12 @@ class Pool:
             self._inbox.flush()
             if deadline is None:
                 deadline = time.monotonic() + IDLE_WAIT
-            elif all(len(slot.inflight) >= self.window * 3 // 4 for slot in slots if slot.inflight):
+            elif (nap := self._nap(slots)) > 0:
                 # Every busy engine has most of a window still to serve: let replies gather, so
                 # that one wake-up takes many. Waking per reply cost more than the reply itself
                 # (bridge CPU per 5,000-request batch 1.11 s -> 0.71-0.78 s), and each wake-up of
                 # this process pushes an engine off its core.
-                time.sleep(min(NAP, max(0.0, deadline - time.monotonic())))
+                time.sleep(min(nap, max(0.0, deadline - time.monotonic())))
             self._inbox.serve(deadline)
         if not ended:
             with feed.lock:
@@ -363,6 +369,16 @@ class Pool:
         now = time.monotonic()
         for slot in slots:
             slot.collect(now)
+
+    def _nap(self, slots: list[Slot]) -> float:
+        """How long to let replies gather before taking them (0: take them as they come)."""
+        busy = [slot for slot in slots if slot.inflight]
+        if not busy or any(len(slot.inflight) < self.window * 3 // 4 for slot in busy):
+            return 0.0
+        ahead = [slot.work_ahead() for slot in busy]
+        if None in ahead:
+            return NAP_UNKNOWN
+        return min(NAP_MAX, NAP_SHARE * min(work for work in ahead if work is not None))
 
     def _abandon(self) -> None:
         """Let the requests in flight finish (their files stay whole); send nothing more."""

@@ -91,6 +91,8 @@ class Slot:
         self._imports_seen = 0
         self._stamp: int | None = None
         self._sends = 0
+        self._pace: float | None = None
+        """Seconds the engine takes per request, as its replies say (a moving average)."""
 
     def pending(self) -> int:
         """Return how many requests the slot has not answered yet."""
@@ -103,6 +105,10 @@ class Slot:
     def _one_shot(self) -> bool:
         """Whether the worker serves an allow_scripts request: it takes no other, and goes after it."""
         return bool(self.inflight) and self.inflight[0].job.allows_scripts
+
+    def work_ahead(self) -> float | None:
+        """Seconds of work the engine has in flight, at its pace (None before it has one)."""
+        return None if self._pace is None else len(self.inflight) * self._pace
 
     def deadline(self) -> float:
         """Return when the request the engine is serving now runs out of time."""
@@ -228,6 +234,9 @@ class Slot:
             return
         again: list[Task] = []
         while (answer := worker.take()) is not None:
+            busy = answer.pop("busy_us", None)
+            if type(busy) is int and busy >= 0:
+                self._pace = busy / 1e6 if self._pace is None else 0.9 * self._pace + busy / 1e7
             task = self.inflight.popleft()
             self._idle_since = now
             if task.job.allows_scripts:
