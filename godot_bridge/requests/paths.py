@@ -110,6 +110,15 @@ def is_engine_file(relative: str) -> bool:
     return names[0] in (".godot", ".import") or ".git" in names or whole == "project.godot"
 
 
+def loosely_folded(name: str) -> str:
+    """`name` in the Unicode form macOS keeps (NFC) and in lower case by Unicode's folding: two names
+    any file system might take for one file fold alike (two it keeps apart may too: for matching
+    where a false match costs nothing, never for a check)."""
+    import unicodedata  # here: a warm run's client imports this module, and needs this nowhere
+
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def folded(name: str) -> str:
     """`name` with the letters A to Z in lower case: the case folding every file system that ignores
     case agrees on (the engine's names and Windows' device names are made of these letters alone)."""

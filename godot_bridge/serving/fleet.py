@@ -38,7 +38,6 @@ import subprocess
 import sys
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +87,7 @@ class Router:
         named = self._named(raw)
         if named is None:
             return None
-        return tuple((unicodedata.normalize("NFC", whole).casefold(), role) for whole, role in named)
+        return tuple((paths.loosely_folded(whole), role) for whole, role in named)
 
     def written(self, raw: Any) -> list[str]:
         """The real paths of the files `raw` may write (none where the router cannot tell)."""

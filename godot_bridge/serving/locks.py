@@ -28,13 +28,13 @@ import hashlib
 import os
 import tempfile
 import time
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from godot_bridge.engine import cache_dir
 from godot_bridge.errors import SaveFailed, Timeout
+from godot_bridge.requests import paths
 
 if TYPE_CHECKING:
     import filelock
@@ -188,7 +188,7 @@ def _temps(targets: Iterable[str]) -> Iterable[tuple[str, int]]:
     folders: dict[str, set[str]] = {}
     for target in targets:
         folder, name = os.path.split(target)
-        folders.setdefault(folder or ".", set()).add(_fold(name))
+        folders.setdefault(folder or ".", set()).add(paths.loosely_folded(name))
     for folder, names in folders.items():
         try:
             entries = [entry.name for entry in os.scandir(folder)]
@@ -198,14 +198,10 @@ def _temps(targets: Iterable[str]) -> Iterable[tuple[str, int]]:
             head, tmp, extension = entry.rpartition(".tmp.")
             name, _, ids = head[1:].rpartition(".")
             owner, _, number = ids.partition("-")
-            if (tmp and head[:1] == "." and _fold(name) in names
-                    and extension == name.rpartition(".")[2] * ("." in name)
+            if (tmp and head[:1] == "." and paths.loosely_folded(name) in names
+                    and extension == (name.rpartition(".")[2] if "." in name else "")
                     and _decimal(owner) and _decimal(number)):
                 yield os.path.join(folder, entry), int(owner)
-
-
-def _fold(name: str) -> str:
-    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _decimal(text: str) -> bool:

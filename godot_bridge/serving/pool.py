@@ -375,10 +375,10 @@ class Pool:
         busy = [slot for slot in slots if slot.inflight]
         if not busy or any(len(slot.inflight) < self.window * 3 // 4 for slot in busy):
             return 0.0
-        ahead = [slot.work_ahead() for slot in busy]
-        if None in ahead:
+        ahead = [work for slot in busy if (work := slot.work_ahead()) is not None]
+        if len(ahead) < len(busy):
             return NAP_UNKNOWN
-        return min(NAP_MAX, NAP_SHARE * min(work for work in ahead if work is not None))
+        return min(NAP_MAX, NAP_SHARE * min(ahead))
 
     def _abandon(self) -> None:
         """Let the requests in flight finish (their files stay whole); send nothing more."""

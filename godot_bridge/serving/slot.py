@@ -236,7 +236,8 @@ class Slot:
         while (answer := worker.take()) is not None:
             busy = answer.pop("busy_us", None)
             if type(busy) is int and busy >= 0:
-                self._pace = busy / 1e6 if self._pace is None else 0.9 * self._pace + busy / 1e7
+                seconds = busy / 1e6
+                self._pace = seconds if self._pace is None else 0.9 * self._pace + 0.1 * seconds
             task = self.inflight.popleft()
             self._idle_since = now
             if task.job.allows_scripts:
