@@ -238,20 +238,16 @@ def test_an_atomic_batch_killed_at_any_moment_is_all_old_or_all_new(
         whole = "old" if now == old else "new" if now == new else None
         assert whole is not None, (moment, {path for path in set(now) | set(old) if now.get(path) != old.get(path)})
         seen[whole] += 1
-        assert not any(str(copy) in " ".join(process.cmdline()) for process in _engines()), "an engine outlived it"
+        assert not any(str(copy) in command for command in _engine_commands()), "an engine outlived it"
     # The moments span the batch: kills before it wrote, while it wrote, after its end.
     assert seen["old"] - seen["cut"] >= 1 and seen["cut"] >= 8 and seen["new"] >= 1, seen
 
 
-def _engines() -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        try:
-            if "main.gd" in " ".join(process.info["cmdline"] or []):
-                found.append(process)
-        except psutil.Error:
-            continue
-    return found
+def _engine_commands() -> list[str]:
+    """The command line of every engine running, read once: an engine of a test beside this one may end
+    between two reads, and a second read of it raises."""
+    commands = (" ".join(process.info["cmdline"] or []) for process in psutil.process_iter(["cmdline"]))
+    return [command for command in commands if "main.gd" in command]
 
 
 def test_a_recovery_waits_for_the_batchs_engine_and_undoes_what_it_did_meanwhile(
