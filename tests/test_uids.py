@@ -174,3 +174,18 @@ def test_a_binary_resource_updated_keeps_its_uid_and_nothing_is_left_beside_it(c
     read = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "data/ramp.res"})
     assert read["uid"] == uid and read["properties"]["offsets"] == [0.0, 0.25], read
     assert sorted(path.name for path in (clone / "data").iterdir()) == ["ramp.res"]
+
+
+@pytest.mark.parametrize("old", ["x" * 200, "short"])
+def test_a_file_stamped_in_place_holds_the_stamped_text_alone(old: str, tmp_path: Path, godot_bin: str) -> None:
+    # The stamp rewrites the saver's temp file in place (gdscript/files/atomic_write.gd rewrite()):
+    # what was longer than the stamped text must not trail after it.
+    target = tmp_path / "made.tres"
+    target.write_text(old)
+    new = '[gd_resource type="Resource" format=3 uid="uid://bstamped0001"]\n\n[resource]'
+    done = subprocess.run([godot_bin, "--headless", "-s", str(REPO / "tests" / "gdscript" / "rewrite_check.gd"), "--",
+                           str(REPO / "gdscript" / "files" / "atomic_write.gd"), str(target), new],
+                          capture_output=True, text=True, timeout=60, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"error": 0, "text": new}
+    assert target.read_text() == new

@@ -480,7 +480,7 @@ static func _stamp(text: String, temp: String, uid: String) -> Error:
 		)
 		last = found.get_end()
 	patched += body.substr(last)
-	return AtomicWrite.store(temp, (header + patched).to_utf8_buffer())
+	return AtomicWrite.rewrite(temp, (header + patched).to_utf8_buffer())
 
 
 ## The folders missing down to `folder` (a real path inside the project), outermost first; a file
