@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,36 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_gets_no_file(tmp_path: 
     assert first["result"] == "ok"
     assert [r["result"] for r in rest[:3]] == ["ok"] * 3
     assert rest[3]["result"] == "error" and rest[3]["error"]["code"] == "path_outside_project", rest[3]
+    assert list(outside.iterdir()) == []
+
+
+def test_a_folder_swapped_for_a_link_between_two_writes_of_a_batch_gets_no_file(tmp_path: Path,
+                                                                                godot_bin: str) -> None:
+    # The batch keeps the folders its paths went through (godot_bridge/requests/paths.py Folders):
+    # the second write's folder is not looked at again before it is sent, and the engine refuses it.
+    project = tmp_path / "project"
+    (project / "d").mkdir(parents=True)
+    (project / "project.godot").write_text("config_version=5\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    swapped = threading.Event()
+
+    def writes() -> Iterator[dict[str, Any]]:
+        for name in ("a", "b"):
+            yield {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                   "resource_path": f"d/{name}.tres"}
+            swapped.wait(30)
+
+    with Pool(Settings(godot_bin), jobs=1) as pool:
+        replies = pool.map(writes())
+        first = next(replies)
+        (project / "d" / "a.tres").rename(tmp_path / "a.tres")
+        (project / "d").rmdir()
+        (project / "d").symlink_to(outside)
+        swapped.set()
+        second = next(replies)
+    assert first["result"] == "ok", first
+    assert second["result"] == "error" and second["error"]["code"] == "path_outside_project", second
     assert list(outside.iterdir()) == []
 
 

@@ -70,18 +70,20 @@ def project_root(project_path: str, relative_to: str | None = None) -> str:
     return root
 
 
-def resolve(root: str | Path, value: str, *, field: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
+def resolve(root: str | Path, value: str, *, field: str, suffixes: tuple[str, ...],
+            folders: Folders | None = None) -> tuple[str, str]:
     """Return `value` as a normalised `res://` path inside `root`, each name spelled as the file system
     stores it (what the engine writes into files that refer to it), and the real path it names (the
     file's identity: two paths through links, or spelled in two cases on a file system that ignores
-    case, to one file have one real path); or raise why not."""
+    case, to one file have one real path); or raise why not. `folders` keeps the folders met (see
+    Folders)."""
     relative = normalise(value, field=field)
     if not relative.lower().endswith(suffixes):
         raise InvalidPath(
             f"{field} {value!r} must end in {' or '.join(suffixes)}", field=field
         )
     try:
-        real, spelled = _real_below(str(root), relative)
+        real, spelled = _real_below(str(root), relative, folders)
     except _LinkLoop:
         raise PathOutsideProject(f"{field} {value!r} leads into a loop of links", field=field) from None
     except OSError as exc:
@@ -125,16 +127,43 @@ def folded(name: str) -> str:
     return name.translate(_TO_LOWER)
 
 
-def _real_below(root: str, relative: str) -> tuple[str, str]:
+class Folders(dict[tuple[str, str], str]):
+    """The folders a batch's paths went through, kept for the batch: (real root, folder below it as
+    a request wrote it) -> the folder as the file system stores it. Only a folder that was a folder
+    with no link on the way is kept, and only the file's own name is looked at again: the checks
+    of a path that hold are the engine's, where it writes (gdscript/files/saving.gd checks the real
+    path again, and again before its rename), so a folder swapped for a link during a batch is
+    refused there. Looking each folder up again cost two file checks a name: `prepare()` of the
+    bench's mixed batch (scripts/bench.py, folders two deep) took 42-45 us a request, 35 with them
+    kept."""
+
+    MOST = 4096
+    """Folders kept at most: all are dropped when this many are kept."""
+
+    def keep(self, key: tuple[str, str], spelled: str) -> None:
+        if len(self) >= self.MOST:
+            self.clear()
+        self[key] = spelled
+
+
+def _real_below(root: str, relative: str, folders: Folders | None = None) -> tuple[str, str]:
     """Return the real path of root / relative for a real `root` and a normalised `relative` (links
     followed as os.path.realpath follows them, each name as the file system stores it), and
     `relative` with each name as the file system stores it, links kept.
 
-    Only the components below the root are looked at, as the root is real already.
+    Only the components below the root are looked at, as the root is real already; with `folders`,
+    only those below the folders it kept.
     """
     current = root
     parts = relative.split("/")
-    for at, part in enumerate(parts):
+    start = 0
+    folder = relative.rpartition("/")[0]
+    if folders is not None and folder:
+        kept = folders.get((root, folder))
+        if kept is not None:
+            current, start = root + "/" + kept, len(parts) - 1
+    for at in range(start, len(parts)):
+        part = parts[at]
         candidate = current + "/" + part
         try:
             mode = os.lstat(candidate).st_mode
@@ -153,6 +182,8 @@ def _real_below(root: str, relative: str) -> tuple[str, str]:
                 spelled.append(stored_name(os.path.join(root, *spelled), rest))
             return stored_path(real), "/".join(spelled)
         current = current + "/" + stored_name(current, part)
+        if folders is not None and at == len(parts) - 2 and stat.S_ISDIR(mode):
+            folders.keep((root, folder), current[len(root) + 1 :])
     return current, current[len(root) + 1 :]
 
 

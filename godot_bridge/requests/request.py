@@ -81,14 +81,16 @@ class Job:
 
 
 class Roots:
-    """Project folders resolved once per batch: a request's project_path to its real path.
-    `on_new` is told each project the first time a batch names it, before any of its requests is
-    checked against the project's files."""
+    """Project folders resolved once per batch: a request's project_path to its real path (and the
+    folders below them that its paths went through, `folders`). `on_new` is told each project the
+    first time a batch names it, before any of its requests is checked against the project's files."""
 
     def __init__(self, relative_to: str | None, on_new: Callable[[Path], object] | None = None) -> None:
         self.relative_to = relative_to
         self._on_new = on_new
         self._known: dict[str, Path | BridgeError] = {}
+        self.folders = paths.Folders()
+        """The folders below those projects that the batch's paths went through (see paths.Folders)."""
 
     def resolve(self, project_path: str) -> Path:
         if self.relative_to is None and not os.path.isabs(project_path):
@@ -127,13 +129,14 @@ def prepare(item: Any, roots: Roots) -> Job | Reply:
         return refuse(raw, exc)
     try:
         root = roots.resolve(request.project_path)
-        message, files, rewrites = _engine_message(request, root)
+        message, files, rewrites = _engine_message(request, root, roots.folders)
     except BridgeError as exc:
         return refuse(request, exc)
     return Job(request, root, message, files, request.allow_scripts, rewrites)
 
 
-def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tuple[tuple[str, int], ...], bool]:
+def _engine_message(request: AnyRequest, root: Path,
+                    folders: paths.Folders) -> tuple[dict[str, Any], tuple[tuple[str, int], ...], bool]:
     """The engine's message, each file the request names with its role, and whether the engine
     rewrites one of them in place (worked out once: the pool asks several times per request)."""
     members = type(request).files
@@ -158,7 +161,7 @@ def _engine_message(request: AnyRequest, root: Path) -> tuple[dict[str, Any], tu
         field = request.spelled(key)
         if value.startswith(uids.PREFIX):
             value = uids.resolve(root, value, field=field)
-        message[key], real = paths.resolve(root, value, field=field, suffixes=member.suffixes)
+        message[key], real = paths.resolve(root, value, field=field, suffixes=member.suffixes, folders=folders)
         if real in named:
             raise InvalidPath(f"{field} must differ from {named[real]} (it names the same file)", field=field)
         named[real] = field
