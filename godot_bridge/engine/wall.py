@@ -20,16 +20,15 @@ granted write access.
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
-import signal
 import sys
-from collections.abc import Sequence
 
 # The launcher (this file run as a script, once per engine started) imports no more than it needs:
-# pathlib, re and typing cost it ~10 ms of its ~30. Type checkers take any TYPE_CHECKING as True.
+# pathlib, re and typing cost it ~10 ms of its ~30, and functools and signal (with enum) ~5 ms of
+# its ~19 (`python -I -S` alone starts in ~10 ms here). Type checkers take any TYPE_CHECKING as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
 # Landlock's system calls (the same numbers on every architecture) and constants (linux/landlock.h).
@@ -72,9 +71,18 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
-@functools.cache
+_abi: list[int] = []
+"""abi(), once asked."""
+
+
 def abi() -> int:
     """The Landlock ABI version this kernel offers, 0 where there is none (or no Linux)."""
+    if not _abi:
+        _abi.append(_ask_abi())
+    return _abi[0]
+
+
+def _ask_abi() -> int:
     if not sys.platform.startswith("linux"):
         return 0
     try:
@@ -187,9 +195,12 @@ def _main(args: list[str]) -> None:
     write = [options[i + 1] for i in range(0, len(options), 2) if options[i] == "--write"]
     restrict(read, write)
     # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec: the
-    # engine must die of SIGPIPE once its bridge is gone (gdscript/main.gd's heartbeat).
-    for name in ("SIGPIPE", "SIGXFSZ"):
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    # engine must die of SIGPIPE once its bridge is gone (gdscript/main.gd's heartbeat). _signal is
+    # what the signal module wraps, built into the interpreter: signal's own import (enum) is not.
+    import _signal  # type: ignore[import-not-found]  # typeshed has no stub of it
+
+    for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
+        _signal.signal(number, _signal.SIG_DFL)
     os.execv(command[0], command)
 
 
