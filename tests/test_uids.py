@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 from pathlib import Path
@@ -189,3 +190,24 @@ def test_a_file_stamped_in_place_holds_the_stamped_text_alone(old: str, tmp_path
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"error": 0, "text": new}
     assert target.read_text() == new
+
+
+def test_a_stamp_the_file_system_cuts_short_is_an_error(tmp_path: Path, godot_bin: str) -> None:
+    # A file size limit stands in for a full disk: the stamped text (longer than the saved one) can
+    # be written only in part, and the rewrite must say so, not leave the saved text with a reply of ok.
+    target = tmp_path / "made.tres"
+    old = '[gd_resource type="Resource" format=3]\n\n[resource]\n'
+    target.write_text(old)
+    new = '[gd_resource type="Resource" format=3 uid="uid://bstamped0002"]\n\n[resource]'
+    limit = len(old) + 4
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    # SIGXFSZ stays ignored (Python ignores it), so the write fails with EFBIG instead of ending the engine.
+    done = subprocess.run([godot_bin, "--headless", "-s", str(REPO / "tests" / "gdscript" / "rewrite_check.gd"), "--",
+                           str(REPO / "gdscript" / "files" / "atomic_write.gd"), str(target), new],
+                          capture_output=True, text=True, timeout=60, check=True, preexec_fn=limited,
+                          restore_signals=False)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["error"] != 0, result
