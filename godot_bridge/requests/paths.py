@@ -133,9 +133,12 @@ class Folders(dict[tuple[str, str], str]):
     with no link on the way is kept, and only the file's own name is looked at again: the checks
     of a path that hold are the engine's, where it writes (gdscript/files/saving.gd checks the real
     path again, and again before its rename), so a folder swapped for a link during a batch is
-    refused there. Looking each folder up again cost two file checks a name: `prepare()` of the
-    bench's mixed batch (scripts/bench.py, folders two deep) took 42-45 us a request, 35 with them
-    kept."""
+    refused there. What the front end does with a real path itself (a lock's name, a file put back
+    after its engine was killed) sees the folders as the batch first found them: a process changing
+    the project's folders during a batch is outside the threat model (docs/security.md, "A file that
+    changes while it is read"). Looking each folder up again cost two file checks a name:
+    `prepare()` of the bench's mixed batch (scripts/bench.py, folders two deep) took 42-45 us a
+    request, 35 with them kept."""
 
     MOST = 4096
     """Folders kept at most: all are dropped when this many are kept."""
