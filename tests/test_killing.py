@@ -20,6 +20,7 @@ import pytest
 
 from conftest import engine_processes
 from godot_bridge import Bridge
+from godot_bridge.engine.process import EngineProcess
 
 KILLS = 55
 TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres",
@@ -196,3 +197,38 @@ def test_a_killed_save_and_attach_leaves_both_files_as_they_were(godot_bin: str,
         final = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "shapes/wall.tres"})
     assert final["result"] == "ok"
     assert 'path="res://shapes/wall.tres"' in scene.read_text()
+
+
+@pytest.mark.parametrize("at", [1, 3, 8])
+def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godot_bin: str, project: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch,
+                                                                             at: int) -> None:
+    # A Ctrl-C raised wherever the pool's thread happens to be could land between taking a reply and
+    # letting the engine's reader read on (or inside the lock's release that lets it): the reader
+    # then never woke, and the requests in flight waited out their deadline before the batch
+    # stopped (a fleet's part hung for a minute). Here it lands there every time.
+    calls = 0
+    taken = EngineProcess.taken
+
+    def interrupted(self: EngineProcess, stream: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == at:
+            signal.raise_signal(signal.SIGINT)  # handled at the next instruction: before the release
+        taken(self, stream)
+
+    with Bridge(godot_bin, timeout=5) as bridge:
+        bridge.prewarm(str(project), wait=True)
+        monkeypatch.setattr(EngineProcess, "taken", interrupted)
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            for _ in bridge.batch([{"op": "material_create", "project_path": str(project),
+                                    "material_type": "StandardMaterial3D", "resource_path": f"c/m{i}.tres",
+                                    "properties": {"roughness": 0.5}} for i in range(300)]):
+                pass
+        assert time.monotonic() - started < 4, "the requests in flight waited out their deadline"
+        monkeypatch.undo()
+        assert all(path.read_text().startswith('[gd_resource type="StandardMaterial3D"')
+                   for path in (project / "c").iterdir())
+        assert bridge.run({"op": "resource_read", "project_path": str(project),
+                           "resource_path": "c/m0.tres"})["result"] == "ok"

@@ -31,16 +31,23 @@ answers: code that ran in it must not run on through later requests), and import
 when a request needs imported assets, then serves that request again on a fresh worker. Requests
 already in flight behind it on that worker have run by then; those that also needed the import are
 served again too.
+
+Ctrl-C. While the loop runs in the main thread, a SIGINT is noted and raised by the loop at the top
+of its next turn, where its state is whole: raised where it landed, it could cut a hand-over in two
+(a reply taken but its reader not let read on, a lock released but its waiter not woken), and the
+requests in flight then waited out their deadline before the batch stopped. A second SIGINT is
+raised where it lands: whoever presses Ctrl-C twice does not want to wait for those requests.
 """
 
 from __future__ import annotations
 
 import collections
 import math
+import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -135,6 +142,8 @@ class Pool:
         """The journal of the atomic batch being served, from its first request on."""
         self._atomic_writes: set[int] = set()
         """The requests of the atomic batch that write files (by index): undone, they say so."""
+        self._interrupted = False
+        """A Ctrl-C came while the loop ran, which the loop is to raise (see `_note_interrupts`)."""
 
     def __enter__(self) -> Pool:
         return self
@@ -198,8 +207,11 @@ class Pool:
         else:
             feeder = threading.Thread(target=self._feed, args=(items, feed), name="pool-feeder", daemon=True)
             feeder.start()
+        restore = self._note_interrupts()
         try:
             while True:
+                if self._interrupted:
+                    raise KeyboardInterrupt
                 ended = self._take(feed)
                 self._dispatch()
                 slots = self._all_slots()
@@ -227,13 +239,16 @@ class Pool:
                     return
                 self._wait(feed, ended, slots)
         finally:
-            with feed.lock:
-                feed.cancelled = True
-                feed.lock.notify()
-            self._cancelled = True
-            self._abandon()
-            if feeder is not None:
-                feeder.join()
+            try:
+                with feed.lock:
+                    feed.cancelled = True
+                    feed.lock.notify()
+                self._cancelled = True
+                self._abandon()
+                if feeder is not None:
+                    feeder.join()
+            finally:
+                restore()
 
     def atomic(self, items: Iterable[Item]) -> list[Reply]:
         """Serve `items` all-or-nothing, on one project: return every reply once all are served.
@@ -379,6 +394,28 @@ class Pool:
         if len(ahead) < len(busy):
             return NAP_UNKNOWN
         return min(NAP_MAX, NAP_SHARE * min(ahead))
+
+    def _note_interrupts(self) -> Callable[[], None]:
+        """Have a SIGINT noted for the loop to raise (see the module's docstring), where this is the
+        main thread and SIGINT raises KeyboardInterrupt (an application's own handler is left alone);
+        return what puts Python's handler back."""
+        if (threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+            return lambda: None
+        self._interrupted = False
+
+        def noted(signum: int, frame: object) -> None:
+            if self._interrupted:
+                raise KeyboardInterrupt
+            self._interrupted = True
+            self._inbox.wake()  # a SimpleQueue's put may be called from a signal handler
+
+        signal.signal(signal.SIGINT, noted)
+
+        def restore() -> None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        return restore
 
     def _abandon(self) -> None:
         """Let the requests in flight finish (their files stay whole); send nothing more."""
