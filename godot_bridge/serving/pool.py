@@ -32,11 +32,12 @@ when a request needs imported assets, then serves that request again on a fresh 
 already in flight behind it on that worker have run by then; those that also needed the import are
 served again too.
 
-Ctrl-C. While the loop runs in the main thread, a SIGINT is noted and raised by the loop at the top
-of its next turn, where its state is whole: raised where it landed, it could cut a hand-over in two
-(a reply taken but its reader not let read on, a lock released but its waiter not woken), and the
-requests in flight then waited out their deadline before the batch stopped. A second SIGINT is
-raised where it lands: whoever presses Ctrl-C twice does not want to wait for those requests.
+Ctrl-C. While the loop's own code runs in the main thread, a SIGINT is noted and raised by the
+loop at the top of its next turn, where its state is whole: raised where it landed, it could cut a
+hand-over in two (a reply taken but its reader not let read on, a lock released but its waiter not
+woken), and the requests in flight then waited out their deadline before the batch stopped. Between
+replies, in the caller's code (which may be blocked writing them out), it is raised at once, as
+Python raises it; so is a second one: whoever presses Ctrl-C twice does not want to wait.
 """
 
 from __future__ import annotations
@@ -78,6 +79,20 @@ NAP_UNKNOWN = 0.002
 IDLE_WAIT = 1.0
 """Longest wait for the feeder when no request is in flight (it wakes the loop sooner)."""
 
+
+
+_LOOPS: list[Pool] = []
+"""The pools whose loop runs in the main thread, innermost last: one left suspended at a reply by a
+caller that never closed it stays until it is closed, and never notes a SIGINT (it is not in its code)."""
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Python's own SIGINT handler, but while a pool's loop code runs: note it there, wake the loop."""
+    pool = _LOOPS[-1] if _LOOPS else None
+    if pool is None or not pool._in_loop or pool._interrupted:
+        raise KeyboardInterrupt
+    pool._interrupted = True
+    pool._inbox.wake()  # a SimpleQueue's put may be called from a signal handler
 
 
 @dataclass
@@ -143,7 +158,9 @@ class Pool:
         self._atomic_writes: set[int] = set()
         """The requests of the atomic batch that write files (by index): undone, they say so."""
         self._interrupted = False
-        """A Ctrl-C came while the loop ran, which the loop is to raise (see `_note_interrupts`)."""
+        """A Ctrl-C came while the loop's code ran, which the loop is to raise (see _on_sigint())."""
+        self._in_loop = False
+        """Whether the loop's own code runs (not the caller's, between two replies)."""
 
     def __enter__(self) -> Pool:
         return self
@@ -207,10 +224,13 @@ class Pool:
         else:
             feeder = threading.Thread(target=self._feed, args=(items, feed), name="pool-feeder", daemon=True)
             feeder.start()
+        self._interrupted = raised = False
         restore = self._note_interrupts()
         try:
             while True:
+                self._in_loop = True
                 if self._interrupted:
+                    raised = True
                     raise KeyboardInterrupt
                 ended = self._take(feed)
                 self._dispatch()
@@ -231,7 +251,9 @@ class Pool:
                         if feed.taken >= feed.resume_at:
                             feed.lock.notify()
                     while self._out:
+                        self._in_loop = False
                         yield self._out.popleft()
+                        self._in_loop = True
                     continue
                 if ended and self._next_out >= self._read and not self._inputs and self._waiting is None:
                     if feed.failure is not None:
@@ -239,6 +261,7 @@ class Pool:
                     return
                 self._wait(feed, ended, slots)
         finally:
+            self._in_loop = True
             try:
                 with feed.lock:
                     feed.cancelled = True
@@ -248,7 +271,12 @@ class Pool:
                 if feeder is not None:
                     feeder.join()
             finally:
+                self._in_loop = False
                 restore()
+            if self._interrupted and not raised:
+                # Noted while the batch stopped for another reason (its end, an error, its caller
+                # closing it): a Ctrl-C is never lost.
+                raise KeyboardInterrupt
 
     def atomic(self, items: Iterable[Item]) -> list[Reply]:
         """Serve `items` all-or-nothing, on one project: return every reply once all are served.
@@ -396,24 +424,23 @@ class Pool:
         return min(NAP_MAX, NAP_SHARE * min(ahead))
 
     def _note_interrupts(self) -> Callable[[], None]:
-        """Have a SIGINT noted for the loop to raise (see the module's docstring), where this is the
-        main thread and SIGINT raises KeyboardInterrupt (an application's own handler is left alone);
-        return what puts Python's handler back."""
-        if (threading.current_thread() is not threading.main_thread()
-                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        """Have a SIGINT noted for the loop to raise while its code runs (see the module's docstring),
+        where this is the main thread and SIGINT raises KeyboardInterrupt (an application's own
+        handler is left alone); return what undoes it."""
+        if threading.current_thread() is not threading.main_thread():
             return lambda: None
-        self._interrupted = False
-
-        def noted(signum: int, frame: object) -> None:
-            if self._interrupted:
-                raise KeyboardInterrupt
-            self._interrupted = True
-            self._inbox.wake()  # a SimpleQueue's put may be called from a signal handler
-
-        signal.signal(signal.SIGINT, noted)
+        handler = signal.getsignal(signal.SIGINT)
+        if handler is not _on_sigint:
+            if handler is not signal.default_int_handler:
+                return lambda: None
+            signal.signal(signal.SIGINT, _on_sigint)
+        _LOOPS.append(self)
 
         def restore() -> None:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            if self in _LOOPS:
+                _LOOPS.remove(self)
+            if not _LOOPS and signal.getsignal(signal.SIGINT) is _on_sigint:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
 
         return restore
 
