@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -204,3 +205,13 @@ def watched(tmp_path: Path, godot_bin: str) -> Iterator[Watched]:
         yield w
     finally:
         w.bridge.close()
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT raising KeyboardInterrupt here and taking its default action in the commands started
+    meanwhile, as in a terminal, whatever this process inherited: a shell starts what it runs in its
+    background with SIGINT ignored, and an ignored signal stays ignored across exec."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

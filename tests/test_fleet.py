@@ -175,6 +175,7 @@ def test_processes_that_cannot_be_are_a_usage_error(options: list[str], message:
     assert done.stdout == ""
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, project: Path) -> None:
     command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
                "--no-progress", "-"]

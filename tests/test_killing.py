@@ -13,6 +13,7 @@ import re
 import signal
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,7 @@ def test_a_killed_save_and_attach_leaves_both_files_as_they_were(godot_bin: str,
 
 
 @pytest.mark.parametrize("at", [1, 3, 8])
+@pytest.mark.usefixtures("ctrl_c")
 def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godot_bin: str, project: Path,
                                                                              monkeypatch: pytest.MonkeyPatch,
                                                                              at: int) -> None:
@@ -232,3 +234,24 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
                    for path in (project / "c").iterdir())
         assert bridge.run({"op": "resource_read", "project_path": str(project),
                            "resource_path": "c/m0.tres"})["result"] == "ok"
+
+
+@pytest.mark.usefixtures("ctrl_c")
+def test_a_ctrl_c_between_two_replies_is_raised_at_once(godot_bin: str, project: Path) -> None:
+    # Between two replies the caller's own code runs (writing them out, which may block on a full
+    # pipe): a Ctrl-C there is raised where it lands, as Python raises it, not kept for the loop.
+    with Bridge(godot_bin, timeout=5) as bridge:
+        replies = bridge.batch([{"op": "material_create", "project_path": str(project),
+                                 "material_type": "StandardMaterial3D", "resource_path": f"d/m{i}.tres"}
+                                for i in range(20)])
+        assert next(replies)["result"] == "ok"
+        ctrl_c = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        ctrl_c.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            time.sleep(10)
+        ctrl_c.join()
+        assert time.monotonic() - started < 5
+        assert isinstance(replies, types.GeneratorType)
+        replies.close()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
