@@ -33,11 +33,15 @@ already in flight behind it on that worker have run by then; those that also nee
 served again too.
 
 Ctrl-C. While the loop's own code runs in the main thread, a SIGINT is noted and raised by the
-loop at the top of its next turn, where its state is whole: raised where it landed, it could cut a
-hand-over in two (a reply taken but its reader not let read on, a lock released but its waiter not
-woken), and the requests in flight then waited out their deadline before the batch stopped. Between
-replies, in the caller's code (which may be blocked writing them out), it is raised at once, as
-Python raises it; so is a second one: whoever presses Ctrl-C twice does not want to wait.
+loop at its next safe point (the top of a turn, before a reply is handed out), where its state is
+whole: raised where it landed, it could cut a hand-over in two (a reply taken but its reader not let
+read on, a lock released but its waiter not woken), and the requests in flight then waited out
+their deadline before the batch stopped. Between replies, in the caller's code (which may be
+blocked writing them out), and in the loop's long waits that hold no hand-over (a project's import,
+another process's journal), it is raised at once, as Python raises it; so is a second one: whoever
+presses Ctrl-C twice does not want to wait. One noted while the batch ended for another reason is
+raised once the loop is done (but not by a generator the garbage collector closes, which Python
+lets raise nothing).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from godot_bridge.requests.request import Item, Job, Reply, Roots, prepare, refu
 from godot_bridge.serving import journal
 from godot_bridge.serving.journal import Journal
 from godot_bridge.serving.ordering import FileUses
-from godot_bridge.serving.slot import SKIPPED, Slot, Task
+from godot_bridge.serving.slot import SKIPPED, Result, Slot, Task
 from godot_bridge.serving.starter import ArgvFor, Settings, Starter
 
 WINDOW = 32
@@ -82,17 +86,25 @@ IDLE_WAIT = 1.0
 
 
 _LOOPS: list[Pool] = []
-"""The pools whose loop runs in the main thread, innermost last: one left suspended at a reply by a
-caller that never closed it stays until it is closed, and never notes a SIGINT (it is not in its code)."""
+"""The pools whose loop was started in the main thread and is not done: one left suspended at a
+reply by a caller that never closed it stays until it is closed, and notes no SIGINT meanwhile."""
 
 
 def _on_sigint(signum: int, frame: object) -> None:
-    """Python's own SIGINT handler, but while a pool's loop code runs: note it there, wake the loop."""
-    pool = _LOOPS[-1] if _LOOPS else None
-    if pool is None or not pool._in_loop or pool._interrupted:
+    """Python's own SIGINT handler, but while a pool's loop code runs in the main thread: note the
+    interrupt there and wake the loop."""
+    pool = next((pool for pool in reversed(_LOOPS) if pool._in_loop), None)
+    if pool is None or pool._interrupted:
+        # Raised now, it answers any interrupt noted before it: two presses, one KeyboardInterrupt.
+        for noted in _LOOPS:
+            noted._interrupt_raised = noted._interrupt_raised or noted._interrupted
         raise KeyboardInterrupt
     pool._interrupted = True
     pool._inbox.wake()  # a SimpleQueue's put may be called from a signal handler
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 @dataclass
@@ -137,7 +149,7 @@ class Pool:
         """Where every engine's output, and the feeder's wake-up, arrives."""
         self.starter = Starter(self.settings, self._inbox, argv_for)
         self._slots: dict[Path, list[Slot]] = {}
-        self._roots = Roots(self.settings.relative_to, journal.recover)
+        self._roots = Roots(self.settings.relative_to, self._recover)
         self._files: FileUses[Slot] = FileUses()
         self._inputs: collections.deque[Item] = collections.deque()
         self._read = 0
@@ -159,8 +171,10 @@ class Pool:
         """The requests of the atomic batch that write files (by index): undone, they say so."""
         self._interrupted = False
         """A Ctrl-C came while the loop's code ran, which the loop is to raise (see _on_sigint())."""
+        self._interrupt_raised = False
+        """A KeyboardInterrupt answering it was raised (by the loop, or by a second Ctrl-C)."""
         self._in_loop = False
-        """Whether the loop's own code runs (not the caller's, between two replies)."""
+        """Whether the loop's own code runs in the main thread (not the caller's, between two replies)."""
 
     def __enter__(self) -> Pool:
         return self
@@ -205,6 +219,10 @@ class Pool:
         A list or tuple is served in the caller's thread; any other iterable is read by a thread
         of its own, so an input that blocks never holds up the replies to what came before it.
         """
+        if any(slot.inflight or slot.queue for slot in self._all_slots()):
+            # A batch cut short while it stopped (a second Ctrl-C) left requests behind: their
+            # replies must not be taken for this batch's, nor their writes made during it.
+            self._abandon()
         self._results.clear()
         self._out.clear()
         self._inputs.clear()
@@ -212,7 +230,7 @@ class Pool:
         self._waiting = None
         self._files.clear()
         self._next_out = 0
-        self._roots = Roots(self.settings.relative_to, journal.recover)
+        self._roots = Roots(self.settings.relative_to, self._recover)
         self._stop_on_error = stop_on_error
         self._stopped = self._cancelled = False
         self._failed_at = math.inf
@@ -224,14 +242,12 @@ class Pool:
         else:
             feeder = threading.Thread(target=self._feed, args=(items, feed), name="pool-feeder", daemon=True)
             feeder.start()
-        self._interrupted = raised = False
+        self._interrupted = self._interrupt_raised = False
         restore = self._note_interrupts()
         try:
             while True:
-                self._in_loop = True
-                if self._interrupted:
-                    raised = True
-                    raise KeyboardInterrupt
+                self._in_loop = _main_thread()
+                self._raise_if_interrupted()
                 ended = self._take(feed)
                 self._dispatch()
                 slots = self._all_slots()
@@ -251,9 +267,10 @@ class Pool:
                         if feed.taken >= feed.resume_at:
                             feed.lock.notify()
                     while self._out:
+                        self._raise_if_interrupted()
                         self._in_loop = False
                         yield self._out.popleft()
-                        self._in_loop = True
+                        self._in_loop = _main_thread()
                     continue
                 if ended and self._next_out >= self._read and not self._inputs and self._waiting is None:
                     if feed.failure is not None:
@@ -261,7 +278,7 @@ class Pool:
                     return
                 self._wait(feed, ended, slots)
         finally:
-            self._in_loop = True
+            self._in_loop = _main_thread()
             try:
                 with feed.lock:
                     feed.cancelled = True
@@ -273,9 +290,10 @@ class Pool:
             finally:
                 self._in_loop = False
                 restore()
-            if self._interrupted and not raised:
+            if self._interrupted and not self._interrupt_raised:
                 # Noted while the batch stopped for another reason (its end, an error, its caller
-                # closing it): a Ctrl-C is never lost.
+                # closing it). Only a generator the garbage collector closes cannot pass it on.
+                self._interrupt_raised = True
                 raise KeyboardInterrupt
 
     def atomic(self, items: Iterable[Item]) -> list[Reply]:
@@ -439,15 +457,38 @@ class Pool:
         def restore() -> None:
             if self in _LOOPS:
                 _LOOPS.remove(self)
-            if not _LOOPS and signal.getsignal(signal.SIGINT) is _on_sigint:
+            # Only the main thread may set a handler: a loop finished in another thread leaves this
+            # one, which acts as Python's own while no loop is in _LOOPS, until a later loop's end.
+            if not _LOOPS and _main_thread() and signal.getsignal(signal.SIGINT) is _on_sigint:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
 
         return restore
 
+    def _raise_if_interrupted(self) -> None:
+        """Raise the KeyboardInterrupt of a Ctrl-C noted while the loop's code ran: a safe point."""
+        if self._interrupted and not self._interrupt_raised:
+            self._interrupt_raised = True
+            raise KeyboardInterrupt
+
+    def interruptible(self, wait: Callable[[], Result]) -> Result:
+        """Return `wait()`, a long wait of the loop's that holds no hand-over (a project's import,
+        another process's journal): a Ctrl-C during it is raised at once, not at its end."""
+        self._raise_if_interrupted()
+        was, self._in_loop = self._in_loop, False
+        try:
+            return wait()
+        finally:
+            self._in_loop = was
+
+    def _recover(self, root: Path) -> None:
+        self.interruptible(lambda: journal.recover(root))
+
     def _abandon(self) -> None:
         """Let the requests in flight finish (their files stay whole); send nothing more."""
+        # Every queue first: a second Ctrl-C during the waits below leaves nothing to be sent later.
         for slot in self._all_slots():
             slot.queue.clear()
+        for slot in self._all_slots():
             # A wait for another slot may have taken this one's replies already.
             slot.collect(time.monotonic())
             while slot.inflight and slot.worker is not None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from godot_bridge.engine.worker import Release, Worker
 from godot_bridge.errors import BridgeError, EngineCrashed, Skipped, Timeout
@@ -37,6 +37,9 @@ class Task:
     """The pool's Starter.import_time when it was sent."""
 
 
+Result = TypeVar("Result")
+
+
 class Host(Protocol):
     """What a slot needs of the pool it serves."""
 
@@ -49,6 +52,9 @@ class Host(Protocol):
 
     def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
         """Record the reply to `task`."""
+
+    def interruptible(self, wait: Callable[[], Result]) -> Result:
+        """Return `wait()`, a long wait that holds no hand-over: a Ctrl-C during it is raised at once."""
 
 
 def release_writes(worker: Worker, job: Job, held: locks.Held) -> Release:
@@ -256,7 +262,8 @@ class Slot:
                     answer["error"]["message"] += ("; a dry run does not import the project's assets (that would "
                                                    "change its .godot/ folder): serve one request for real first")
                 elif not self.pool.skipping(task.index):
-                    retry, failure = self.pool.starter.import_for(self.root, self._imports_seen, self._stamp)
+                    retry, failure = self.pool.interruptible(
+                        lambda: self.pool.starter.import_for(self.root, self._imports_seen, self._stamp))
                     if retry:
                         again.append(task)
                         continue
