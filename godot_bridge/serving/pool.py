@@ -445,7 +445,7 @@ class Pool:
         """Have a SIGINT noted for the loop to raise while its code runs (see the module's docstring),
         where this is the main thread and SIGINT raises KeyboardInterrupt (an application's own
         handler is left alone); return what undoes it."""
-        if threading.current_thread() is not threading.main_thread():
+        if not _main_thread():
             return lambda: None
         handler = signal.getsignal(signal.SIGINT)
         if handler is not _on_sigint:
