@@ -22,6 +22,7 @@ import pytest
 from conftest import engine_processes
 from godot_bridge import Bridge
 from godot_bridge.engine.process import EngineProcess
+from godot_bridge.front import warm
 
 KILLS = 55
 TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres",
@@ -209,6 +210,31 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
     # letting the engine's reader read on (or inside the lock's release that lets it): the reader
     # then never woke, and the requests in flight waited out their deadline before the batch
     # stopped (a fleet's part hung for a minute). Here it lands there every time.
+    with pytest.raises(KeyboardInterrupt):
+        _signal_inside_the_hand_over(godot_bin, project, monkeypatch, at, signal.SIGINT)
+
+
+@pytest.mark.parametrize("at", [1, 3, 8])
+@pytest.mark.usefixtures("ctrl_c")
+def test_a_sigterm_to_a_warm_host_inside_the_hand_over_stops_its_request_at_once(godot_bin: str, project: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                                 at: int) -> None:
+    # A warm host (front/warm.py) ends on SIGTERM. Raised where it landed, as SystemExit, it had the
+    # Ctrl-C's hazard above: the request in flight waited out its deadline (7 s here). It is now
+    # taken as a Ctrl-C is.
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        warm.end_on_sigterm()
+        with pytest.raises(KeyboardInterrupt):
+            _signal_inside_the_hand_over(godot_bin, project, monkeypatch, at, signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _signal_inside_the_hand_over(godot_bin: str, project: Path, monkeypatch: pytest.MonkeyPatch, at: int,
+                                 signum: int) -> None:
+    """Serve a batch with `signum` raised inside the pool's `at`-th hand-over of a reply; check that
+    the batch stopped at once, with no reply handed out after it and every file whole."""
     calls = 0
     taken = EngineProcess.taken
     replies_after = -1
@@ -217,7 +243,7 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
         nonlocal calls, replies_after
         calls += 1
         if calls == at:
-            signal.raise_signal(signal.SIGINT)  # handled at the next instruction: before the release
+            signal.raise_signal(signum)  # handled at the next instruction: before the release
             replies_after = 0
         taken(self, stream)
 
@@ -225,6 +251,7 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
         bridge.prewarm(str(project), wait=True)
         monkeypatch.setattr(EngineProcess, "taken", interrupted)
         started = time.monotonic()
+
         def take_all() -> None:
             nonlocal replies_after
             for _ in bridge.batch([{"op": "material_create", "project_path": str(project),
@@ -233,15 +260,16 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
                 if replies_after >= 0:
                     replies_after += 1
 
-        with pytest.raises(KeyboardInterrupt):
+        try:
             take_all()
-        assert time.monotonic() - started < 4, "the requests in flight waited out their deadline"
-        assert replies_after == 0, "replies were handed out after the Ctrl-C"
-        monkeypatch.undo()
-        assert all(path.read_text().startswith('[gd_resource type="StandardMaterial3D"')
-                   for path in (project / "c").iterdir())
-        assert bridge.run({"op": "resource_read", "project_path": str(project),
-                           "resource_path": "c/m0.tres"})["result"] == "ok"
+        finally:
+            assert time.monotonic() - started < 4, "the requests in flight waited out their deadline"
+            assert replies_after == 0, "replies were handed out after the signal"
+            monkeypatch.undo()
+            assert all(path.read_text().startswith('[gd_resource type="StandardMaterial3D"')
+                       for path in (project / "c").iterdir())
+            assert bridge.run({"op": "resource_read", "project_path": str(project),
+                               "resource_path": "c/m0.tres"})["result"] == "ok"
 
 
 @pytest.mark.usefixtures("ctrl_c")

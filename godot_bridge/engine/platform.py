@@ -221,12 +221,6 @@ def current() -> System:
 def detach() -> None:
     """Go on in a child process and end this one at once (exit status 0): the child, adopted by the
     system, outlives whoever started this process without being left for it to reap (a warm host,
-    front/warm.py), and SIGTERM ends it as an exit does (its cleanup runs). POSIX only, and before
-    any thread is started."""
+    front/warm.py). POSIX only, and before any thread is started."""
     if os.fork() != 0:
         os._exit(0)
-    signal.signal(signal.SIGTERM, _exit)
-
-
-def _exit(signum: int, frame: object) -> None:
-    sys.exit(0)

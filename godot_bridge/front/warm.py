@@ -443,6 +443,7 @@ def host() -> int:
     settings["secret"] = secrets.token_hex(32)
     place = _Place(settings)
     platform.detach()
+    end_on_sigterm()
     logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
     home = os.getcwd()
     try:
@@ -454,11 +455,24 @@ def host() -> int:
             # Gone from its address first, so that no new request comes; then those queued are served.
             place.leave()
             _serve_queue(bridge, place.listener, 0, settings, home)
+    except KeyboardInterrupt:
+        return 0  # SIGTERM (or SIGINT): ended as an exit ends it, its engines stopped; its log kept
     finally:
         place.leave()
     # Ended as planned: its log holds nothing anyone needs.
     place.forget_log()
     return 0
+
+
+def end_on_sigterm() -> None:
+    """Have SIGTERM end this process as a Ctrl-C would, its cleanup run: in a pool's loop, at the
+    loop's next safe point (serving/pool.py; raised where it landed, it could leave the request in
+    flight to wait out its deadline), elsewhere at once."""
+    import signal
+
+    from godot_bridge.serving.pool import on_interrupt
+
+    signal.signal(signal.SIGTERM, on_interrupt)
 
 
 class _Place:

@@ -41,7 +41,7 @@ blocked writing them out), and in the loop's long waits that hold no hand-over (
 another process's journal), it is raised at once, as Python raises it; so is a second one: whoever
 presses Ctrl-C twice does not want to wait. One noted while the batch ended for another reason is
 raised once the loop is done (but not by a generator the garbage collector closes, which Python
-lets raise nothing).
+lets raise nothing). A warm host takes SIGTERM as a Ctrl-C (front/warm.py).
 """
 
 from __future__ import annotations
@@ -90,9 +90,9 @@ _LOOPS: list[Pool] = []
 reply by a caller that never closed it stays until it is closed, and notes no SIGINT meanwhile."""
 
 
-def _on_sigint(signum: int, frame: object) -> None:
+def on_interrupt(signum: int, frame: object) -> None:
     """Python's own SIGINT handler, but while a pool's loop code runs in the main thread: note the
-    interrupt there and wake the loop."""
+    interrupt there and wake the loop. A warm host takes SIGTERM so too (front/warm.py)."""
     pool = next((pool for pool in reversed(_LOOPS) if pool._in_loop), None)
     if pool is None or pool._interrupted:
         # Raised now, it answers any interrupt noted before it: two presses, one KeyboardInterrupt.
@@ -170,7 +170,7 @@ class Pool:
         self._atomic_writes: set[int] = set()
         """The requests of the atomic batch that write files (by index): undone, they say so."""
         self._interrupted = False
-        """A Ctrl-C came while the loop's code ran, which the loop is to raise (see _on_sigint())."""
+        """A Ctrl-C came while the loop's code ran, which the loop is to raise (see on_interrupt())."""
         self._interrupt_raised = False
         """A KeyboardInterrupt answering it was raised (by the loop, or by a second Ctrl-C)."""
         self._in_loop = False
@@ -442,16 +442,14 @@ class Pool:
         return min(NAP_MAX, NAP_SHARE * min(ahead))
 
     def _note_interrupts(self) -> Callable[[], None]:
-        """Have a SIGINT noted for the loop to raise while its code runs (see the module's docstring),
-        where this is the main thread and SIGINT raises KeyboardInterrupt (an application's own
-        handler is left alone); return what undoes it."""
+        """Have an interrupt noted for the loop to raise while its code runs (see the module's
+        docstring), where this is the main thread: SIGINT's, where it raises KeyboardInterrupt (an
+        application's own handler, or an ignored SIGINT, is left alone), and that of any signal
+        handled by on_interrupt(); return what undoes it."""
         if not _main_thread():
             return lambda: None
-        handler = signal.getsignal(signal.SIGINT)
-        if handler is not _on_sigint:
-            if handler is not signal.default_int_handler:
-                return lambda: None
-            signal.signal(signal.SIGINT, _on_sigint)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, on_interrupt)
         _LOOPS.append(self)
 
         def restore() -> None:
@@ -459,7 +457,7 @@ class Pool:
                 _LOOPS.remove(self)
             # Only the main thread may set a handler: a loop finished in another thread leaves this
             # one, which acts as Python's own while no loop is in _LOOPS, until a later loop's end.
-            if not _LOOPS and _main_thread() and signal.getsignal(signal.SIGINT) is _on_sigint:
+            if not _LOOPS and _main_thread() and signal.getsignal(signal.SIGINT) is on_interrupt:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
 
         return restore
