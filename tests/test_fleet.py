@@ -199,6 +199,27 @@ def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, proje
         assert path.read_text().startswith("[gd_resource type=\"StandardMaterial3D\""), path
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.usefixtures("ctrl_c")
+def test_one_ctrl_c_stops_a_batch_whose_input_is_quiet(godot_bin: str, project: Path, processes: str) -> None:
+    # A pipe whose writer lives on but sends nothing more (`tail -f`, an agent's stream): the first
+    # Ctrl-C waited for its next line, and only a second one ended the command.
+    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", processes,
+               "--processes", processes, "--no-progress", "-"]
+    bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+                              start_new_session=True)
+    assert bridge.stdin is not None and bridge.stdout is not None
+    bridge.stdin.write(jsonl([read(project, "materials/base.tres")]).encode())
+    bridge.stdin.flush()
+    assert json.loads(bridge.stdout.readline())["result"] == "ok"
+    os.killpg(bridge.pid, signal.SIGINT)
+    try:
+        assert bridge.wait(10) == 130
+    finally:
+        bridge.kill()
+        bridge.stdin.close()
+
+
 def test_lines_the_router_cannot_read_get_the_replies_one_process_gives(godot_bin: str, project: Path) -> None:
     """A project path or file name with a lone surrogate (which no file system call takes), then ordinary lines."""
     requests: list[Any] = [

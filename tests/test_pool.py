@@ -4,8 +4,9 @@ one real-engine run where a worker is killed mid-batch."""
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,29 @@ def test_a_batch_abandoned_mid_way_waits_only_as_long_as_its_requests_take(fake_
         took = time.monotonic() - started
     assert first["id"] == 0 and first["result"] == "ok"
     assert took < 5
+
+
+def test_a_batch_closed_while_its_input_is_quiet_ends_at_once(fake_godot: str, project: Path) -> None:
+    # The feeder waits for the input's next item (a pipe whose writer lives on but sends nothing):
+    # closing the batch (or a Ctrl-C) waited for that item too, forever on a pipe that stays quiet.
+    release = threading.Event()
+
+    def quiet_input() -> Iterator[str]:
+        yield json.dumps(request(project, 0))
+        release.wait(20)
+        yield json.dumps(request(project, 1))
+
+    with Pool(Settings(fake_godot, timeout=10, start_timeout=10), jobs=1) as pool:
+        replies = pool.map(quiet_input())
+        assert isinstance(replies, Generator)
+        assert next(replies)["result"] == "ok"
+        started = time.monotonic()
+        replies.close()
+        took = time.monotonic() - started
+        release.set()
+        # The pool serves on; the abandoned input's next item, read by then, is nobody's.
+        assert [r["id"] for r in serve(pool, [request(project, 2)])] == [2]
+    assert took < 2, "closing the batch waited for the input"
 
 
 def test_engine_that_cannot_start_answers_every_request(fake_godot: str, project: Path,

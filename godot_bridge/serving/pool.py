@@ -121,6 +121,8 @@ class _Feed:
     """Replies taken at which the waiting feeder is woken: it then reads half a limit at once."""
     loop_sleeps: bool = False
     cancelled: bool = False
+    reading: bool = True
+    """The feeder waits for the input's next item, where nothing can wake it (a quiet pipe)."""
 
 
 class Pool:
@@ -283,9 +285,12 @@ class Pool:
                 with feed.lock:
                     feed.cancelled = True
                     feed.lock.notify()
+                    reading = feed.reading
                 self._cancelled = True
                 self._abandon()
-                if feeder is not None:
+                # A feeder waiting for the input's next item is left to it (a daemon, it ends once
+                # one comes, taking it): joined, it held a cut-short batch until the input spoke.
+                if feeder is not None and not reading:
                     feeder.join()
             finally:
                 self._in_loop = False
@@ -569,6 +574,7 @@ class Pool:
         try:
             for item in items:
                 with feed.lock:
+                    feed.reading = False
                     if count - feed.taken >= limit:
                         feed.resume_at = count - limit // 2
                         while feed.taken < feed.resume_at and not feed.cancelled:
@@ -580,12 +586,14 @@ class Pool:
                     if feed.loop_sleeps:
                         feed.loop_sleeps = False
                         self._inbox.wake()
+                    feed.reading = True
                 count += 1
         except BaseException as exc:
             # Raised again in the caller's thread, after the replies to what was read before it.
             feed.failure = exc
         finally:
             with feed.lock:
+                feed.reading = False
                 feed.total = count
                 if feed.loop_sleeps:
                     self._inbox.wake()
