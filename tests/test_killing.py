@@ -215,13 +215,17 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
 
 
 @pytest.mark.parametrize("at", [1, 3, 8])
+@pytest.mark.parametrize("sigint", ["python's", "ignored", "the application's"])
 @pytest.mark.usefixtures("ctrl_c")
 def test_a_sigterm_to_a_warm_host_inside_the_hand_over_stops_its_request_at_once(godot_bin: str, project: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch,
-                                                                                 at: int) -> None:
+                                                                                 at: int, sigint: str) -> None:
     # A warm host (front/warm.py) ends on SIGTERM. Raised where it landed, as SystemExit, it had the
     # Ctrl-C's hazard above: the request in flight waited out its deadline (7 s here). It is now
-    # taken as a Ctrl-C is.
+    # taken as a Ctrl-C is, whatever SIGINT does in the host (a host started from a shell's
+    # background job inherits it ignored).
+    if sigint != "python's":
+        signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored" else lambda signum, frame: None)
     previous = signal.getsignal(signal.SIGTERM)
     try:
         warm.end_on_sigterm()

@@ -25,6 +25,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 _CREATE_NEW_PROCESS_GROUP = 0x0000_0200
@@ -224,3 +225,8 @@ def detach() -> None:
     front/warm.py). POSIX only, and before any thread is started."""
     if os.fork() != 0:
         os._exit(0)
+
+
+def on_sigterm(handler: Callable[[int, Any], None] | None) -> None:
+    """Have SIGTERM call `handler` (None: ignore it). POSIX only."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if handler is None else handler)

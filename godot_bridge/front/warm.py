@@ -443,10 +443,10 @@ def host() -> int:
     settings["secret"] = secrets.token_hex(32)
     place = _Place(settings)
     platform.detach()
-    end_on_sigterm()
-    logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
-    home = os.getcwd()
     try:
+        end_on_sigterm()
+        logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
+        home = os.getcwd()
         with Bridge(settings["godot"], timeout=settings["timeout"], auto_import=settings["import"]) as bridge:
             # No Godot, or no project any more: each request then gets its error reply.
             with contextlib.suppress(BridgeError):
@@ -458,6 +458,7 @@ def host() -> int:
     except KeyboardInterrupt:
         return 0  # SIGTERM (or SIGINT): ended as an exit ends it, its engines stopped; its log kept
     finally:
+        platform.on_sigterm(None)  # ending already: another SIGTERM would only cut the cleanup short
         place.leave()
     # Ended as planned: its log holds nothing anyone needs.
     place.forget_log()
@@ -468,11 +469,10 @@ def end_on_sigterm() -> None:
     """Have SIGTERM end this process as a Ctrl-C would, its cleanup run: in a pool's loop, at the
     loop's next safe point (serving/pool.py; raised where it landed, it could leave the request in
     flight to wait out its deadline), elsewhere at once."""
-    import signal
-
+    from godot_bridge.engine import platform
     from godot_bridge.serving.pool import on_interrupt
 
-    signal.signal(signal.SIGTERM, on_interrupt)
+    platform.on_sigterm(on_interrupt)
 
 
 class _Place:
