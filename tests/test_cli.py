@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -10,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
+from godot_bridge.front.cli import _lines_of
 
 
 def replies(stdout: str) -> list[dict[str, Any]]:
@@ -213,6 +217,29 @@ def test_a_closed_stderr_changes_no_exit_status(godot_bin: str) -> None:
                           capture_output=True, cwd=REPO, timeout=120)
     assert done.returncode == 0
     assert json.loads(done.stdout)["discriminator"]["propertyName"] == "op"
+
+
+@pytest.mark.parametrize("command", [["run", "-"], ["batch", "-"]])
+def test_a_closed_standard_input_is_a_usage_error(godot_bin: str, command: list[str]) -> None:
+    # `godot-bridge batch - <&-`: Python starts with no sys.stdin. Before: a traceback.
+    done = subprocess.run(f'"{sys.executable}" -m godot_bridge --godot "{godot_bin}" {" ".join(command)} <&-',
+                          shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "standard input is closed" in done.stderr
+
+
+@given(data=st.binary(max_size=300), size=st.integers(1, 40))
+def test_an_unbuffered_input_is_split_into_lines_as_a_file_is(data: bytes, size: int) -> None:
+    # Standard input and named pipes are read through their raw file object (cli._input()).
+    class Raw:
+        def __init__(self) -> None:
+            self.left = data
+
+        def read(self, most: int) -> bytes:
+            taken, self.left = self.left[:min(most, size)], self.left[min(most, size):]
+            return taken
+
+    assert list(_lines_of(Raw())) == list(io.BytesIO(data))
 
 
 @pytest.mark.parametrize("command", [["run"], ["batch", "--jobs", "1", "--no-progress"]])

@@ -200,24 +200,33 @@ def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, proje
 
 
 @pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("source", ["standard input", "a named pipe"])
 @pytest.mark.usefixtures("ctrl_c")
-def test_one_ctrl_c_stops_a_batch_whose_input_is_quiet(godot_bin: str, project: Path, processes: str) -> None:
+def test_one_ctrl_c_stops_a_batch_whose_input_is_quiet(godot_bin: str, project: Path, tmp_path: Path, processes: str,
+                                                       source: str) -> None:
     # A pipe whose writer lives on but sends nothing more (`tail -f`, an agent's stream): the first
-    # Ctrl-C waited for its next line, and only a second one ended the command.
+    # Ctrl-C waited for its next line, and only a second one ended the command (standard input,
+    # one process). A named pipe's close then waited for the thread reading it: no Ctrl-C ended it.
+    fifo = tmp_path / "requests"
+    named = source == "a named pipe"
+    if named:
+        os.mkfifo(fifo)
     command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", processes,
-               "--processes", processes, "--no-progress", "-"]
-    bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
-                              start_new_session=True)
-    assert bridge.stdin is not None and bridge.stdout is not None
-    bridge.stdin.write(jsonl([read(project, "materials/base.tres")]).encode())
-    bridge.stdin.flush()
-    assert json.loads(bridge.stdout.readline())["result"] == "ok"
-    os.killpg(bridge.pid, signal.SIGINT)
+               "--processes", processes, "--no-progress", str(fifo) if named else "-"]
+    bridge = subprocess.Popen(command, stdin=subprocess.DEVNULL if named else subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=REPO, start_new_session=True)
+    assert bridge.stdout is not None
+    writer = fifo.open("wb") if named else bridge.stdin
+    assert writer is not None
     try:
+        writer.write(jsonl([read(project, "materials/base.tres")]).encode())
+        writer.flush()
+        assert json.loads(bridge.stdout.readline())["result"] == "ok"
+        os.killpg(bridge.pid, signal.SIGINT)
         assert bridge.wait(10) == 130
     finally:
         bridge.kill()
-        bridge.stdin.close()
+        writer.close()
 
 
 def test_lines_the_router_cannot_read_get_the_replies_one_process_gives(godot_bin: str, project: Path) -> None:

@@ -173,6 +173,8 @@ def _run(args: argparse.Namespace) -> int:
     if source.startswith("@"):
         text = _decoded(_read_file(source[1:]))
     elif source == "-":
+        if sys.stdin is None:
+            raise UsageError(_STDIN_CLOSED)
         if sys.stdin.isatty():
             sys.stderr.write("godot-bridge run: reading one JSON request from the terminal; end it with Ctrl-D "
                              "(or give the request as an argument, or @FILE)\n")
@@ -283,8 +285,8 @@ def _batch(args: argparse.Namespace) -> int:
     if args.processes is not None and args.processes > jobs:
         raise UsageError(f"--processes {args.processes} is more than the {jobs} jobs: each process needs an engine")
     processes = 1 if one_at_a_time or args.part else args.processes or default_processes(jobs)
-    stream: IO[bytes] = sys.stdin.buffer if args.file == "-" else _open(args.file)
-    first = stream.readline()
+    stream, lines = _input(args.file)
+    first = next(lines, b"")
     want_progress = _want_progress(args.progress)
     # The bar needs the whole count; the engines started at once only whether there are as many
     # lines as --jobs. Start no more engines than the batch has lines: a one-line batch needs one,
@@ -292,18 +294,17 @@ def _batch(args: argparse.Namespace) -> int:
     # others (without waiting for them) once there are requests for them.
     total = _count_lines(args.file, None if want_progress else jobs)
     progress = _Progress(total, bar=want_progress, summary=not args.part)
-    # Standard input stays open: a thread blocked reading it (Ctrl-C while a pipe waits) would block its close.
-    with stream if args.file != "-" else contextlib.nullcontext():
+    with stream:
         if processes > 1:
             return _batch_parts(args, jobs, processes, itertools.chain([_decoded(first)] if first else [],
-                                                                        _request_lines(stream)), progress)
+                                                                        _request_lines(lines)), progress)
         request: Any = _decode(_decoded(first)) if first else None
         with _bridge(args, jobs) as bridge:
             if not args.atomic:
                 # An atomic batch starts its engines once it has begun its journal.
                 _prewarm(bridge, request, min(jobs, total) if total is not None else 1)
-            lines: Iterable[Any] = itertools.chain([request] if first else [], _request_lines(stream))
-            replies = bridge.batch(lines, stop_on_error=args.stop_on_error, atomic=args.atomic)
+            items: Iterable[Any] = itertools.chain([request] if first else [], _request_lines(lines))
+            replies = bridge.batch(items, stop_on_error=args.stop_on_error, atomic=args.atomic)
             return _write_replies(((reply["result"] == "ok", reply) for reply in replies), bridge.ready, progress,
                                   marked=args.part)
 
@@ -371,6 +372,50 @@ def _json_line(value: Any, indent: int | None = None) -> str:
         except UnicodeEncodeError:
             text = json.dumps(value, indent=indent, separators=separators) + "\n"
     return text
+
+
+_STDIN_CLOSED = "standard input is closed (`<&-`): give the input another way (a file, or as an argument)"
+
+
+def _input(source: str) -> tuple[contextlib.AbstractContextManager[Any], Iterator[bytes]]:
+    """The batch's input (a file, or standard input for "-"): what closes it, and its lines.
+
+    A regular file is read as usual, and closed. Standard input, or a pipe named on the command
+    line, may go quiet with its writer alive (`tail -f`): the thread left waiting on it when the
+    batch is cut short (a Ctrl-C) must hold no lock of Python's, which a buffered reader does
+    (closing the file then waits for it, and so may the interpreter's exit), so it is read through
+    its unbuffered file object and left open for the process's end.
+    """
+    if source != "-" and os.path.isfile(source):
+        stream = _open(source)
+        return stream, iter(stream)
+    if source == "-":
+        if sys.stdin is None:
+            raise UsageError(_STDIN_CLOSED)
+        raw: Any = getattr(sys.stdin.buffer, "raw", sys.stdin.buffer)  # a stand-in stdin may have no raw
+    else:
+        try:
+            raw = open(source, "rb", buffering=0)  # noqa: SIM115  # left open: see above
+        except OSError as exc:
+            raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+    return contextlib.nullcontext(), _lines_of(raw)
+
+
+def _lines_of(raw: Any) -> Iterator[bytes]:
+    """The lines an unbuffered file object reads (each with its b"\n"; the last one without, where
+    the input ends in none)."""
+    pieces: list[bytes] = []
+    while chunk := raw.read(1 << 16):
+        if b"\n" not in chunk:
+            pieces.append(chunk)  # a long line: joined once, not copied at each read
+            continue
+        first, *more, rest = chunk.split(b"\n")
+        yield b"".join([*pieces, first, b"\n"])
+        for line in more:
+            yield line + b"\n"
+        pieces = [rest] if rest else []
+    if pieces:
+        yield b"".join(pieces)
 
 
 def _request_lines(stream: Iterable[bytes]) -> Iterator[str]:
