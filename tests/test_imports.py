@@ -6,7 +6,9 @@ The fixture project has never been imported (no .godot/); each test writes a PNG
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import time
 import zlib
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import REPO, broken_scripts, file_uid, fresh_clone, run_cli, snapshot
@@ -354,3 +357,43 @@ def test_an_import_waiting_for_another_import_past_its_deadline_says_so(project:
     finally:
         other.release()
     assert failure == f"another godot-bridge process importing {root} held the import lock until the deadline passed"
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("to", ["the terminal's group", "the bridge alone"])
+@pytest.mark.usefixtures("ctrl_c")
+def test_a_ctrl_c_during_an_import_ends_the_command_at_once_and_changes_nothing(
+        textured: Path, godot_bin: str, to: str) -> None:
+    # The import holds no hand-over of the pool's: a Ctrl-C there is raised at once
+    # (serving/pool.py, Pool.interruptible()), not once the engine has imported every asset. A
+    # terminal's Ctrl-C reaches the import's engine too; `kill -INT` of the bridge (an IDE's stop
+    # button) reaches the bridge alone, which then ends the import itself.
+    for i in range(800):
+        (textured / "icons" / f"tile_{i}.png").write_bytes(png(16, 16))
+    before = snapshot(textured)
+    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "run", json.dumps(style_box(textured))]
+    bridge = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+                              start_new_session=True)
+    assert bridge.stderr is not None
+    try:
+        for line in bridge.stderr:
+            if line.decode().startswith(IMPORTING):
+                break
+        time.sleep(1.0)  # the import's engine is running by now (it starts listing the assets)
+        tree = psutil.Process(bridge.pid).children(recursive=True)
+        assert any("--import" in process.cmdline() for process in tree)
+        if to == "the bridge alone":
+            os.kill(bridge.pid, signal.SIGINT)
+        else:
+            os.killpg(bridge.pid, signal.SIGINT)
+        interrupted = time.monotonic()
+        assert bridge.wait(30) == 130
+        took = time.monotonic() - interrupted
+    finally:
+        bridge.kill()
+    assert took < 1.5, f"the command ended {took:.1f} s after the Ctrl-C"
+    time.sleep(0.5)
+    assert not [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert snapshot(textured) == before, "the cut-short import changed the project"
+    done = run_cli("run", json.dumps(style_box(textured)), godot=godot_bin, timeout=150)
+    assert done.returncode == 0 and json.loads(done.stdout)["result"] == "ok", done.stderr[-1500:]
