@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
-from godot_bridge.front.cli import _lines_of
+from godot_bridge.front.cli import _input, _lines_of
 
 
 def replies(stdout: str) -> list[dict[str, Any]]:
@@ -219,13 +219,27 @@ def test_a_closed_stderr_changes_no_exit_status(godot_bin: str) -> None:
     assert json.loads(done.stdout)["discriminator"]["propertyName"] == "op"
 
 
-@pytest.mark.parametrize("command", [["run", "-"], ["batch", "-"]])
-def test_a_closed_standard_input_is_a_usage_error(godot_bin: str, command: list[str]) -> None:
+@pytest.mark.parametrize("command", [["run", "-"], ["batch", "-"], ["mcp"]])
+def test_a_closed_standard_input_is_a_usage_error(command: list[str]) -> None:
     # `godot-bridge batch - <&-`: Python starts with no sys.stdin. Before: a traceback.
-    done = subprocess.run(f'"{sys.executable}" -m godot_bridge --godot "{godot_bin}" {" ".join(command)} <&-',
+    done = subprocess.run(f'"{sys.executable}" -m godot_bridge {" ".join(command)} <&-',
                           shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "standard input is closed" in done.stderr
+
+
+def test_what_standard_input_s_buffer_holds_already_is_read_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A caller in this process read from sys.stdin.buffer before calling the command line: what the
+    # buffer read ahead for it is the batch's too (it is read below the buffer).
+    read, write = os.pipe()
+    os.write(write, b"one\ntwo\nthree\nfour")
+    os.close(write)
+    stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(read, "rb"), buffer_size=8))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert stdin.buffer.readline() == b"one\n"
+    _, lines = _input("-")
+    assert list(lines) == [b"two\n", b"three\n", b"four"]
+    stdin.close()
 
 
 @given(data=st.binary(max_size=300), size=st.integers(1, 40))

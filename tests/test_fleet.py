@@ -216,7 +216,9 @@ def test_one_ctrl_c_stops_a_batch_whose_input_is_quiet(godot_bin: str, project: 
     bridge = subprocess.Popen(command, stdin=subprocess.DEVNULL if named else subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, cwd=REPO, start_new_session=True)
     assert bridge.stdout is not None
-    writer = fifo.open("wb") if named else bridge.stdin
+    # Read and write: a writer's open of a pipe would wait for a reader (the bridge) forever if
+    # the bridge failed before opening it.
+    writer = os.fdopen(os.open(fifo, os.O_RDWR), "wb") if named else bridge.stdin
     assert writer is not None
     try:
         writer.write(jsonl([read(project, "materials/base.tres")]).encode())

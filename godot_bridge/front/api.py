@@ -83,8 +83,8 @@ class Bridge:
         An input that is not a list or tuple is read by a thread of its own. A batch ended early
         (closed, or a Ctrl-C) while that thread waits for the input's next item does not wait for
         it: the thread takes that item, if one comes, and ends; the input is then not to be read
-        again. An input read from a buffered file (`sys.stdin.buffer`) holds that file's lock
-        meanwhile: read such an input through its raw file object, as the command line does.
+        again. Waiting inside a buffered file's read (lines of `sys.stdin`), it holds that file's
+        lock: closing the file waits for it, and so may the interpreter's exit.
 
         With `stop_on_error`, every request after the first error reply gets `skipped` and none
         of them runs (they then run one at a time).

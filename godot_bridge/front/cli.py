@@ -174,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
         text = _decoded(_read_file(source[1:]))
     elif source == "-":
         if sys.stdin is None:
-            raise UsageError(_STDIN_CLOSED)
+            raise _stdin_closed("give the request as an argument, or @FILE")
         if sys.stdin.isatty():
             sys.stderr.write("godot-bridge run: reading one JSON request from the terminal; end it with Ctrl-D "
                              "(or give the request as an argument, or @FILE)\n")
@@ -251,6 +251,8 @@ def _prewarm(bridge: Bridge, request: Any, count: int) -> None:
 
 
 def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
+    if sys.stdin is None:
+        raise _stdin_closed("the MCP server reads its client's messages there")
     if project is not None:
         try:
             # A per-repository client configuration says `--project .`: the folder the client starts in.
@@ -374,7 +376,8 @@ def _json_line(value: Any, indent: int | None = None) -> str:
     return text
 
 
-_STDIN_CLOSED = "standard input is closed (`<&-`): give the input another way (a file, or as an argument)"
+def _stdin_closed(instead: str) -> UsageError:
+    return UsageError(f"standard input is closed (`<&-`): {instead}")
 
 
 def _input(source: str) -> tuple[contextlib.AbstractContextManager[Any], Iterator[bytes]]:
@@ -384,36 +387,45 @@ def _input(source: str) -> tuple[contextlib.AbstractContextManager[Any], Iterato
     line, may go quiet with its writer alive (`tail -f`): the thread left waiting on it when the
     batch is cut short (a Ctrl-C) must hold no lock of Python's, which a buffered reader does
     (closing the file then waits for it, and so may the interpreter's exit), so it is read through
-    its unbuffered file object and left open for the process's end.
+    its unbuffered file object. Standard input stays open; a named pipe is closed once it ends.
     """
     if source != "-" and os.path.isfile(source):
         stream = _open(source)
         return stream, iter(stream)
     if source == "-":
         if sys.stdin is None:
-            raise UsageError(_STDIN_CLOSED)
-        raw: Any = getattr(sys.stdin.buffer, "raw", sys.stdin.buffer)  # a stand-in stdin may have no raw
-    else:
-        try:
-            raw = open(source, "rb", buffering=0)  # noqa: SIM115  # left open: see above
-        except OSError as exc:
-            raise UsageError(f"cannot read {source}: {exc.strerror}") from None
-    return contextlib.nullcontext(), _lines_of(raw)
+            raise _stdin_closed("give the requests in a file")
+        buffer: Any = sys.stdin.buffer
+        raw = getattr(buffer, "raw", None)
+        if raw is None:  # a stand-in (a test's BytesIO): nothing below it to read
+            return contextlib.nullcontext(), iter(buffer)
+        # What the buffered reader holds already (read ahead for whoever read from it before, in
+        # this process) comes first.
+        return contextlib.nullcontext(), _lines_of(raw, buffer.read1(len(buffer.peek())))
+    try:
+        pipe = open(source, "rb", buffering=0)  # noqa: SIM115  # closed at its end: see above
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+    return contextlib.nullcontext(), _lines_of(pipe, close=True)
 
 
-def _lines_of(raw: Any) -> Iterator[bytes]:
-    """The lines an unbuffered file object reads (each with its b"\n"; the last one without, where
-    the input ends in none)."""
+def _lines_of(raw: Any, held: bytes = b"", *, close: bool = False) -> Iterator[bytes]:
+    """The lines of `held` and what the unbuffered file object `raw` reads after it (each line with
+    its b"\n"; the last one without, where the input ends in none); `close`: close `raw` at its end."""
     pieces: list[bytes] = []
-    while chunk := raw.read(1 << 16):
+    chunk = held
+    while chunk or (chunk := raw.read(1 << 16)):
         if b"\n" not in chunk:
             pieces.append(chunk)  # a long line: joined once, not copied at each read
-            continue
-        first, *more, rest = chunk.split(b"\n")
-        yield b"".join([*pieces, first, b"\n"])
-        for line in more:
-            yield line + b"\n"
-        pieces = [rest] if rest else []
+        else:
+            first, *more, rest = chunk.split(b"\n")
+            yield b"".join([*pieces, first, b"\n"])
+            for line in more:
+                yield line + b"\n"
+            pieces = [rest] if rest else []
+        chunk = b""
+    if close:
+        raw.close()
     if pieces:
         yield b"".join(pieces)
 
