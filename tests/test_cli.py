@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +227,25 @@ def test_a_closed_standard_input_is_a_usage_error(command: list[str]) -> None:
                           shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "standard input is closed" in done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a non-blocking pipe is a POSIX affair")
+def test_a_non_blocking_input_is_read_to_its_end() -> None:
+    # Standard input left non-blocking by whoever started the process: a read with nothing there
+    # yet was taken for the input's end, and the rest of the batch lost without a word.
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.write(write, b"one\n")
+
+    def rest() -> None:
+        os.write(write, b"two\n")
+        os.close(write)
+
+    later = threading.Timer(0.3, rest)
+    later.start()
+    with io.FileIO(read, "rb") as raw:
+        assert list(_lines_of(raw)) == [b"one\n", b"two\n"]
+    later.join()
 
 
 def test_what_standard_input_s_buffer_holds_already_is_read_first(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,6 +25,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
@@ -225,6 +226,16 @@ def detach() -> None:
     front/warm.py). POSIX only, and before any thread is started."""
     if os.fork() != 0:
         os._exit(0)
+
+
+def wait_for_input(file: Any) -> None:
+    """Wait until a file left non-blocking has something to read (or its end)."""
+    if sys.platform == "win32":
+        time.sleep(0.05)  # select() takes sockets only, and a pipe is seldom non-blocking there
+        return
+    import select
+
+    select.select([file], [], [])
 
 
 def on_sigterm(handler: Callable[[int, Any], None] | None) -> None:

@@ -413,8 +413,19 @@ def _lines_of(raw: Any, held: bytes = b"", *, close: bool = False) -> Iterator[b
     """The lines of `held` and what the unbuffered file object `raw` reads after it (each line with
     its b"\n"; the last one without, where the input ends in none); `close`: close `raw` at its end."""
     pieces: list[bytes] = []
-    chunk = held
-    while chunk or (chunk := raw.read(1 << 16)):
+    chunk: bytes | None = held
+    while True:
+        if not chunk:
+            chunk = raw.read(1 << 16)
+            if chunk is None:
+                # Nothing yet on a descriptor left non-blocking by whoever started this process:
+                # wait for more (it was taken for the input's end, and the batch cut short).
+                from godot_bridge.engine import platform
+
+                platform.wait_for_input(raw)
+                continue
+            if not chunk:
+                break
         if b"\n" not in chunk:
             pieces.append(chunk)  # a long line: joined once, not copied at each read
         else:
