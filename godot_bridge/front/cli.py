@@ -413,32 +413,34 @@ def _lines_of(raw: Any, held: bytes = b"", *, close: bool = False) -> Iterator[b
     """The lines of `held` and what the unbuffered file object `raw` reads after it (each line with
     its b"\n"; the last one without, where the input ends in none); `close`: close `raw` at its end."""
     pieces: list[bytes] = []
-    chunk: bytes | None = held
-    while True:
-        if not chunk:
-            chunk = raw.read(1 << 16)
-            if chunk is None:
-                # Nothing yet on a descriptor left non-blocking by whoever started this process:
-                # wait for more (it was taken for the input's end, and the batch cut short).
-                from godot_bridge.engine import platform
-
-                platform.wait_for_input(raw)
-                continue
-            if not chunk:
-                break
+    for chunk in _reads(raw, held):
         if b"\n" not in chunk:
             pieces.append(chunk)  # a long line: joined once, not copied at each read
-        else:
-            first, *more, rest = chunk.split(b"\n")
-            yield b"".join([*pieces, first, b"\n"])
-            for line in more:
-                yield line + b"\n"
-            pieces = [rest] if rest else []
-        chunk = b""
+            continue
+        first, *more, rest = chunk.split(b"\n")
+        yield b"".join([*pieces, first, b"\n"])
+        for line in more:
+            yield line + b"\n"
+        pieces = [rest] if rest else []
     if close:
         raw.close()
     if pieces:
         yield b"".join(pieces)
+
+
+def _reads(raw: Any, held: bytes) -> Iterator[bytes]:
+    """`held`, then each read of `raw` until its end."""
+    if held:
+        yield held
+    while (chunk := raw.read(1 << 16)) != b"":
+        if chunk is None:
+            # Nothing yet on a descriptor left non-blocking by whoever started this process: wait
+            # for more (it was taken for the input's end, and the batch cut short).
+            from godot_bridge.engine import platform
+
+            platform.wait_for_input(raw)
+            continue
+        yield chunk
 
 
 def _request_lines(stream: Iterable[bytes]) -> Iterator[str]:
