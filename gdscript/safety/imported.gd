@@ -46,14 +46,21 @@ static func problem(source: String, real: String, sections: Array[Dictionary]) -
 	if remap.get("valid", true) == false:
 		return "the editor's last import of it failed"
 	var record: String = "res://.godot/imported/%s-%s.md5" % [source.get_file(), source.md5_text()]
+	if not Paths.opens_inside(record):
+		return "the project's .godot folder leads out of the project (a link), where the bridge reads no import data"
 	if not FileAccess.file_exists(record):
 		return "it has no import data"
 	var deps: Dictionary = section(sections, "deps")
 	var dests: Variant = deps.get("dest_files", [])
 	if typeof(dests) != TYPE_ARRAY:
 		return "its .import file lists no artefacts"
+	# Each artefact is confined before it is looked at: a .import is the project's text, and a
+	# dest_files entry naming /etc/hostname must not make the engine open it, nor tell whether it exists.
 	for dest: Variant in dests:
-		if typeof(dest) != TYPE_STRING or not FileAccess.file_exists(dest):
+		if typeof(dest) != TYPE_STRING or not Paths.opens_inside(dest):
+			return "its .import lists an import artefact outside the project"
+	for dest: Variant in dests:
+		if not FileAccess.file_exists(dest):
 			return "its import artefact %s is missing" % str(dest)
 	var recorded: Dictionary = section(config(record), "")
 	if recorded.get("source_md5", "") != md5(real):
