@@ -65,6 +65,11 @@ var changes: Array[Dictionary] = []
 ## The atomic batch's journal (an absolute path), where every change to the project is noted
 ## before it is made (Saving); "" outside an atomic batch. Set by the bridge, never by a request.
 var journal: String = ""
+## The imported assets the request met that are not imported (res:// paths, in the order met): the
+## bridge imports these, and only these, before it serves the request again
+## (godot_bridge/serving/imports.py). The load goes on past each (the gate hands the engine a
+## placeholder), so one reply names every asset the request's files need.
+var unimported: PackedStringArray = []
 ## The request's own names for members it gave under another spelling (the bridge sends them:
 ## {"resource_path": "path"}), so that errors speak the request's language.
 var _names: Dictionary = {}
@@ -108,6 +113,8 @@ func to_wire() -> Dictionary:
 	var wire: Dictionary = {"code": code, "message": message}
 	if not field.is_empty():
 		wire["field"] = field
+	if code == NOT_IMPORTED and not unimported.is_empty():
+		wire["assets"] = unimported
 	return wire
 
 

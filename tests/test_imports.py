@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import zlib
+from hashlib import md5
 from pathlib import Path
 
 import psutil
@@ -34,6 +35,10 @@ def png(width: int = 4, height: int = 4) -> bytes:
     rows = b"".join(b"\x00" + b"\xff\x00\x00\xff" * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def md5_of(text: str) -> str:
+    return md5(text.encode()).hexdigest()
 
 
 @pytest.fixture
@@ -68,34 +73,39 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
 
 
 @pytest.mark.timeout(180)
-def test_the_import_tells_how_many_assets_it_has_done_and_how_long_it_took(
+def test_a_request_imports_only_the_assets_it_needs_announced_by_name_with_counts_that_agree(
     textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Before: the whole project was imported (12 assets, "1 of 12" ... "12 of 12") for one texture.
     monkeypatch.setattr("godot_bridge.serving.starter.IMPORT_PROGRESS_EVERY", 0.0)
     for i in range(11):
         (textured / "icons" / f"tile_{i}.png").write_bytes(png(8, 8))
     with Bridge(godot_bin) as bridge:
         assert bridge.run(style_box(textured))["result"] == "ok"
-    steps = [m.removeprefix("godot-bridge: importing: ") for m in (r.getMessage() for r in caplog.records)
-             if m.startswith("godot-bridge: importing: ")]
-    assert [step.split(" assets, ")[0] for step in steps] == [f"{done} of 12" for done in range(1, 13)]
-    assert all(step.split(" assets, ")[1].removesuffix(" s").isdigit() for step in steps)
+    messages = [record.getMessage() for record in caplog.records]
+    assert [m for m in messages if m.startswith(IMPORTING)] == [
+        f"{IMPORTING} {textured} that the request needs (1, once): icons/red.png"]
+    steps = [m.removeprefix("godot-bridge: importing: ") for m in messages if m.startswith("godot-bridge: importing: ")]
+    assert [step.split(" assets, ")[0] for step in steps] == ["1 of 1"]
+    assert sorted(p.name for p in (textured / ".godot" / "imported").iterdir()
+                  if p.suffix == ".md5") == [f"red.png-{md5_of('res://icons/red.png')}.md5"]
 
 
 @pytest.mark.timeout(180)
-def test_a_bridge_imports_a_project_once(
+def test_a_bridge_imports_each_asset_once_when_a_request_first_needs_it(
     textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     (textured / "icons" / "blue.png").write_bytes(png(2, 2))
     with Bridge(godot_bin) as bridge:
         first = bridge.run(style_box(textured, "ui/a.tres"))
         second = bridge.run({**style_box(textured, "ui/b.tres"), "properties": {"texture": "icons/blue.png"}})
-    assert (first["result"], second["result"]) == ("ok", "ok")
+        third = bridge.run(style_box(textured, "ui/c.tres"))
+    assert (first["result"], second["result"], third["result"]) == ("ok", "ok", "ok")
     messages = [record.getMessage() for record in caplog.records]  # the library logs them (logger "godot_bridge")
-    announced = (f"{IMPORTING} {textured} (first use; 0 with import settings; the engine imports each texture, "
-                 "mesh and font once)")
-    assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
-    assert len([m for m in messages if m.startswith(f"godot-bridge: imported the assets of {textured} in ")]) == 1
+    assert [m for m in messages if m.startswith(IMPORTING)] == [
+        f"{IMPORTING} {textured} that the request needs (1, once): icons/red.png",
+        f"{IMPORTING} {textured} that the request needs (1, once): icons/blue.png"]
+    assert len([m for m in messages if m.startswith(f"godot-bridge: imported the assets of {textured} in ")]) == 2
 
 
 def test_import_checks_that_do_not_load_refuse_the_asset(
@@ -120,7 +130,7 @@ def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godo
     assert reply["error"]["code"] == "not_imported"
     assert reply["error"]["field"] == "properties"
     assert "res://icons/red.png" in reply["error"]["message"]
-    assert "run without it, or open the project in the Godot editor once" in reply["error"]["message"]
+    assert "run without it, or run `godot-bridge import` once" in reply["error"]["message"]
     assert IMPORTING not in done.stderr
     assert snapshot(textured) == before
 
@@ -352,11 +362,12 @@ def test_an_import_waiting_for_another_import_past_its_deadline_says_so(project:
     root = project.resolve()
     other = locks.hold_import(root, time.monotonic() + 5)  # as another process importing it would
     try:
-        failure = imports.import_project(Engine("/nonexistent/godot", "4.6.3.stable"), root, project / "none.pck",
-                                         0.2, imports.stamp(root), lambda: None, lambda done, total: None)
+        outcome = imports.import_project(Engine("/nonexistent/godot", "4.6.3.stable"), root, project / "none.pck",
+                                         0.2, imports.stamp(root), lambda assets: None, lambda done, total: None)
     finally:
         other.release()
-    assert failure == f"another godot-bridge process importing {root} held the import lock until the deadline passed"
+    assert outcome.failure == (f"another godot-bridge process importing {root} held the import lock until the "
+                               "deadline passed")
 
 
 @pytest.mark.timeout(180)

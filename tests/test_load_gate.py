@@ -258,7 +258,7 @@ def test_an_engine_serves_only_the_operations_of_its_ops_folder(watched: Watched
     worker.start()
     try:
         replies = []
-        for op in ("../main", "../tools/audit", "no_such_op", "Resource_read", 7, None):
+        for op in ("../main", "../tools/shadow", "no_such_op", "Resource_read", 7, None):
             worker.send({"op": op, "resource_path": "res://x.tres"})
             worker.flush()
             replies.append(worker.receive(time.monotonic() + 60))
@@ -267,7 +267,7 @@ def test_an_engine_serves_only_the_operations_of_its_ops_folder(watched: Watched
     assert [(reply["ok"], reply["error"]["code"]) for reply in replies] == [(False, "invalid_request")] * 6
     assert all("the engine has no operation" in reply["error"]["message"] for reply in replies)
     scripts = [path for path in opened(log) if path.endswith(".gd")]
-    assert not [path for path in scripts if "audit.gd" in path or ".." in path], scripts
+    assert not [path for path in scripts if "shadow.gd" in path or ".." in path], scripts
     assert sum(path.endswith("/main.gd") for path in scripts) >= 1  # the trace did see the engine's own loads
 
 

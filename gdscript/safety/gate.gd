@@ -19,8 +19,8 @@ extends ResourceFormatLoader
 ## - Not through it: a class that opens a file by itself with FileAccess (CompressedTexture2D's
 ##   load_path, hinted PROPERTY_HINT_FILE): the readers report such values (scan.gd) and the gate
 ##   confines them before the engine parses the file that sets them; values in requests are
-##   confined by props.gd. An importer's parameters are read by the import process, which loads
-##   only what tools/audit.gd let into its copy of the project.
+##   confined by props.gd. An importer's parameters are read by the import process, which runs on
+##   a shadow that tools/shadow.gd built from checked values alone.
 ## - A script runs when it is parsed (GDScript compiles a `script/source` set by the text loader at
 ##   once, and runs static initialisers), so the content of every resource file is read before the
 ##   engine parses it (text_format.gd, binary_format.gd) and refused when it makes a Script or a
@@ -356,6 +356,8 @@ static func _refuse(path: String, code: String, why: String, original_path: Stri
 	if job == null:
 		push_error("godot-bridge: %s %s; not loaded" % [path, why])
 		return placeholder
+	if code == Job.NOT_IMPORTED and path not in job.unimported:
+		job.unimported.append(path)
 	var shown: String = path
 	if not original_path.is_empty() and original_path != path:
 		shown = "%s (the remap of %s)" % [path, original_path]

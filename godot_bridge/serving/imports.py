@@ -1,23 +1,30 @@
-"""Import a project's assets the way the editor does, without running any of the project's code.
+"""Import what a request needs of a project the way the editor does, running none of its code.
 
 A project checked out from git has its `.import` files but no `.godot/imported/`, so the engine
 cannot load its textures, fonts or sounds until the editor has imported them. `godot --import`
-starts the editor on the project, and the editor runs the project's code as it does so: editor
-plugins, @tool autoloads (their static initialisers), GDExtension libraries (native code), and the
-@tool scripts of resources an importer loads. So the import runs on a shadow of the project:
+starts the editor, and the editor loads what the project names as it does so: its settings (a
+custom theme, a bus layout: resources, which can carry scripts), its `.godot/` folder, editor
+plugins and GDExtensions, the values of each `.import` file (a `Resource("…")` is loaded as the
+file is read) and the scripts an importer runs. So the import runs on a shadow that is built, not
+copied:
 
-1. A scratch folder mirrors the project with links to its files (hard links, then copies, where
-   links cannot be made), leaving out `.godot/`, every script and native library, linked folders,
-   and every file the load gate refuses (gdscript/tools/audit.gd, run like a worker). The
-   artefacts already in the project's `.godot/imported/` are linked in too, so the editor redoes
-   only what is missing or stale.
-2. The editor imports the shadow (`--headless --import`; in recovery mode where the engine has it).
-3. What the import made comes back into the project: new or changed artefacts in
-   `.godot/imported/`, the uid cache when the project has none, and a `.import` file only for an
-   asset that has none (the user's own `.import` files and the `.uid` files the editor adds are
-   left out: a read leaves a clone's tracked files as they are). Each is written beside its target
-   and renamed over it. Nothing else of the shadow (its editor settings, script class cache,
-   GDExtension list) is kept.
+1. The assets to import are those a request met unimported (the engine names them all in its
+   not_imported reply), or every asset of the project (`godot-bridge import`).
+2. gdscript/tools/shadow.gd, run like a worker behind the wall (it reads the project, writes only
+   the shadow), puts in a scratch folder the source bytes of each asset and of what it names (a
+   glTF's images, a roughness texture's normal map), each `.import` written anew from the options
+   its importer declares, each of the type declared (this engine's own editor says which:
+   importer_options()), and a `project.godot` holding only the settings that change imports. A
+   value that names a script, a file outside the project or an object refuses its asset, saying why.
+   Nothing of the project's `.godot/` goes in.
+3. The editor imports the shadow (`--headless --import`, in recovery mode where the engine has it)
+   behind the wall too: it reads only the shadow, its own files and a private home folder, writes
+   only those two, and (Landlock ABI 4, Linux 6.7) opens no TCP connection.
+4. What the import made for those assets comes back into the project: their artefacts in
+   `.godot/imported/` (files named for the asset, as the editor names them), a translation's files
+   beside its table, and a `.import` only for an asset that had none. Each is a regular file written
+   beside its target and renamed over it (a link there is replaced, never written through); a
+   `.godot` or `.godot/imported` that is a link is refused before anything is built.
 
 Two bridge processes that meet one unimported project take turns through a lock; the second finds
 the import done (the stamp of `.godot/imported/` has moved) and does not import again.
@@ -26,6 +33,8 @@ the import done (the stamp of `.godot/imported/` has moved) and does not import 
 from __future__ import annotations
 
 import collections
+import hashlib
+import json
 import logging
 import os
 import re
@@ -34,18 +43,21 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from godot_bridge.engine import cache_dir, wall
 from godot_bridge.engine import godot as engines
-from godot_bridge.errors import BridgeError
+from godot_bridge.errors import BridgeError, EngineUnsupported
 from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import locks
 
 log = logging.getLogger("godot_bridge")
 
-CODE_EXTENSIONS = frozenset({"gd", "gdc", "cs", "gdextension", "so", "dll", "dylib", "framework"})
-"""Files left out of the shadow: scripts and native libraries, which the editor would run."""
+EVERY_ASSET: tuple[str, ...] = ("*",)
+"""The assets to import when all of the project's are (`godot-bridge import`): shadow.gd reads a
+lone `*` so."""
 
 IMPORT_TIMEOUT = 900.0
 """Seconds an import may take (a large project's first import takes minutes), whatever --timeout is."""
@@ -53,8 +65,16 @@ IMPORT_TIMEOUT = 900.0
 _RECOVERY_MODE = (4, 5, 0)
 """The first Godot with --recovery-mode (editor plugins, tool scripts and GDExtensions off)."""
 
-Progress = Callable[[int, int], None]
-"""Told (assets imported so far, assets to import) as the editor imports each one."""
+_STAND_INS: Mapping[str, str] = {
+    "texture": "png", "image": "png", "bitmap": "png", "texture_atlas": "png", "2d_array_texture": "png",
+    "cubemap_texture": "png", "cubemap_array_texture": "png", "3d_texture": "png", "font_data_image": "png",
+    "svg": "svg", "font_data_dynamic": "ttf", "font_data_bmfont": "fnt", "csv_translation": "csv", "wav": "wav",
+    "oggvorbisstr": "ogg", "mp3": "mp3", "scene": "glb", "animation_library": "glb", "wavefront_obj": "obj",
+    "glsl": "glsl",
+}
+"""The editor's importers (Godot 4.4-4.6: editor/editor_node.cpp registers them), each with an
+extension it takes: importer_options() asks the engine's editor what each declares. An importer an
+engine lacks is left out of what it says (shadow.gd refuses its assets)."""
 
 _STEP = re.compile(r"^\[\s*\d+% \] reimport \| (.*)$")
 """A step of the editor's import on its stdout (colours taken out): `[ 41% ] reimport | c13.png`.
@@ -65,6 +85,36 @@ _TOTAL = re.compile(r"^Started \(Re\)Importing Assets \((\d+) steps\)$")
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _PROGRESS = re.compile(r"^\[\s*(\d+%|DONE)\s*\]")
 """Any progress line of the editor's (other tasks, `[ DONE ]`): kept out of a failure's message."""
+_ARTEFACT = re.compile(r"^(.+-[0-9a-f]{32})\.")
+"""The name of an artefact in .godot/imported/: its asset's file name, the md5 of its res:// path,
+then its kind (`red.png-<md5>.s3tc.ctex`, `red.png-<md5>.md5`: EditorFileSystem::_reimport_file)."""
+_BESIDE_SOURCE = frozenset({"translation"})
+"""Artefacts an importer writes beside its source, not in .godot/imported/ (csv_translation's)."""
+
+Announce = Callable[[Sequence[str]], None]
+"""Told the assets (res:// paths) about to be imported, the shadow built."""
+Progress = Callable[[int, int], None]
+"""Told (assets imported so far, assets to import) as the editor imports each one."""
+
+
+@dataclass
+class Outcome:
+    """What an import did: the assets imported, and those refused with why."""
+
+    imported: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    failure: str | None = None
+    """Why nothing was imported (the lock, the engine, the project), or None."""
+
+    def why_not(self) -> str | None:
+        """One sentence for a request whose assets were not all imported, or None."""
+        if self.failure is not None:
+            return self.failure
+        if not self.refused:
+            return None
+        shown = "; ".join(f"{path} is not imported: {why}" for path, why in list(self.refused.items())[:3])
+        more = len(self.refused) - 3
+        return shown + (f"; and {more} more" if more > 0 else "")
 
 
 def stamp(root: Path) -> int | None:
@@ -77,112 +127,132 @@ def stamp(root: Path) -> int | None:
 
 
 def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: float, seen: int | None,
-                   announce: Callable[[], None], progress: Progress) -> str | None:
-    """Import the assets of `root` (a real project path) unless someone did since `seen` (a stamp()
-    taken when the need was found); return None when the project may be served again, else why not.
-    `announce` is called just before an import really starts, `progress` as each asset is imported."""
+                   announce: Announce, progress: Progress, assets: Sequence[str] = EVERY_ASSET) -> Outcome:
+    """Import `assets` of `root` (a real path; res:// paths, or EVERY_ASSET) unless someone imported
+    since `seen` (a stamp() taken when the need was found). `announce` is called once the shadow
+    is built, `progress` as each asset is imported."""
     deadline = time.monotonic() + timeout
     try:
         held = locks.hold_import(root, deadline)
     except BridgeError as exc:
-        return exc.message
+        return Outcome(failure=exc.message)
     except OSError as exc:
-        return f"the import of {root} could not take its lock: {exc.strerror or exc}"
+        return Outcome(failure=f"the import of {root} could not take its lock: {exc.strerror or exc}")
     try:
         if stamp(root) != seen:
-            return None
-        announce()
+            return Outcome()
+        linked = _linked_import_folder(root)
+        if linked is not None:
+            return Outcome(failure=linked)
+        options = importer_options(engine)
         with tempfile.TemporaryDirectory(prefix="godot-bridge-import-") as scratch:
-            shadow = Path(scratch) / "project"
-            left_out = _audit(engine, root, pack, deadline)
-            if isinstance(left_out, str):
-                return left_out
-            _mirror(root, shadow, left_out)
-            failure = _run_import(engine, shadow, deadline, progress)
+            shadow, home = Path(scratch) / "project", Path(scratch) / "home"
+            shadow.mkdir()
+            home.mkdir()
+            built = _build_shadow(engine, root, pack, options, shadow, Path(scratch) / "needed.txt", assets, deadline)
+            if built.failure is not None or not built.imported:
+                return built
+            announce(built.imported)
+            failure = _run_import(engine, shadow, deadline, progress, home=home)
             if failure is not None:
-                return failure
-            _bring_back(shadow, root)
-        return None
+                return Outcome(refused=built.refused, failure=failure)
+            _bring_back(shadow, root, built.imported)
+        return built
     except OSError as exc:
-        return f"the import of {root} failed: {exc.strerror or exc}"
+        return Outcome(failure=f"the import of {root} failed: {exc.strerror or exc}")
     finally:
         held.release()
 
 
-def assets(root: Path) -> int:
-    """How many files of `root` have import settings (a .import file beside them), .godot/ left out."""
-    found = 0
-    for folder, dirs, files in os.walk(root):
-        if Path(folder) == root:
-            dirs[:] = [d for d in dirs if d != ".godot"]
-        found += sum(1 for name in files if name.endswith(".import"))
-    return found
+def _linked_import_folder(root: Path) -> str | None:
+    """Why the project's import folder cannot take artefacts (a link: git stores those), or None."""
+    for folder in (root / ".godot", root / ".godot" / "imported"):
+        if folder.is_symlink():
+            return (f"{folder} is a symbolic link (to {os.readlink(folder)}); the bridge writes no import "
+                    "artefacts through it: remove the link, and the next request imports into a real folder")
+    return None
 
 
-def _audit(engine: engines.Engine, root: Path, pack: Path, deadline: float) -> set[str] | str:
-    """Return the project's files the load gate refuses (relative paths), or why it could not tell."""
-    argv = [engine.path, "--headless", "--path", str(root), "--main-pack", str(pack), "-s",
-            str(gdscript_dir() / "tools" / "audit.gd"), "--", str(root)]
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=max(1.0, deadline - time.monotonic()),
-                              stdin=subprocess.DEVNULL, check=False, cwd=root)
-    except subprocess.TimeoutExpired:
-        return f"checking the resources of {root} before importing it ran past the deadline"
-    except OSError as exc:
-        return f"the engine could not be started to check {root} before importing it: {exc}"
-    lines = done.stdout.decode("utf-8", "replace").splitlines()
-    if "UNSAFE" not in lines:
-        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
-        return f"checking the resources of {root} before importing it failed: {tail}"
-    return {line.removeprefix("res://") for line in lines[lines.index("UNSAFE") + 1:] if line.startswith("res://")}
-
-
-def _mirror(root: Path, shadow: Path, left_out: set[str]) -> None:
-    """Fill `shadow` with links to the project's files, less what the import must not see."""
-    for folder, dirs, files in os.walk(root):
-        here = Path(folder)
-        relative = here.relative_to(root)
-        # A linked folder may lead anywhere, its files included: it is not followed.
-        dirs[:] = [d for d in dirs if not (here / d).is_symlink() and not (relative == Path(".") and d == ".godot")]
-        (shadow / relative).mkdir(parents=True, exist_ok=True)
-        for name in files:
-            rel = (relative / name).as_posix()
-            code = name.rsplit(".", 1)[-1].lower() in CODE_EXTENSIONS
-            if code or rel in left_out or rel.removesuffix(".import") in left_out:
-                continue
-            if name.endswith((".import", ".uid")):
-                # Copied, not linked: the editor rewrites these, and it writes through a link to
-                # the file it leads to (it keeps links intact when it saves); the project's own
-                # stay as they are (_bring_back).
-                shutil.copy2(here / name, shadow / relative / name)
-            else:
-                _link(here / name, shadow / relative / name)
-    imported = root / ".godot" / "imported"
-    if imported.is_dir():
-        (shadow / ".godot" / "imported").mkdir(parents=True)
-        for entry in imported.iterdir():
-            if entry.is_file() and not entry.is_symlink():
-                _link(entry, shadow / ".godot" / "imported" / entry.name)
-
-
-def _link(source: Path, target: Path) -> None:
-    """Make `target` show `source`'s content: a symbolic link, else a hard link, else a copy."""
-    for make in (os.symlink, os.link):
+def importer_options(engine: engines.Engine) -> Path:
+    """Return a folder of the `.import` files that `engine`'s own editor wrote for one stand-in asset
+    per importer: every option each importer declares, with its default (shadow.gd reads them).
+    Built on first use behind the wall, in a folder of the bridge's making, and cached per binary."""
+    key = hashlib.sha256(f"{os.path.realpath(engine.path)}|{engine.version}|{sorted(_STAND_INS.items())}".encode())
+    folder = Path(cache_dir(), "importers", key.hexdigest()[:16])
+    if folder.is_dir():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="godot-bridge-importers-", dir=folder.parent) as scratch:
+        probe, home, made = Path(scratch) / "project", Path(scratch) / "home", Path(scratch) / "made"
+        for path in (probe, home, made):
+            path.mkdir()
+        (probe / "project.godot").write_text("config_version=5\n", "utf-8")
+        for importer, extension in _STAND_INS.items():
+            (probe / f"{importer}.{extension}").write_text("keys,en\n" if extension == "csv" else "x", "utf-8")
+            (probe / f"{importer}.{extension}.import").write_text(f'[remap]\n\nimporter="{importer}"\n', "utf-8")
+        failure = _run_import(engine, probe, time.monotonic() + IMPORT_TIMEOUT, lambda done, total: None, home=home)
+        if failure is not None:
+            raise EngineUnsupported(f"{engine.path} could not say what its importers take: {failure}")
+        for written in probe.glob("*.import"):
+            shutil.copyfile(written, made / written.name)
         try:
-            make(source, target)
-            return
+            os.replace(made, folder)
         except OSError:
-            continue
-    shutil.copy2(source, target)
+            if not folder.is_dir():  # another process built it meanwhile: theirs is as good
+                raise
+    return folder
 
 
-def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress: Progress) -> str | None:
+def _build_shadow(engine: engines.Engine, root: Path, pack: Path, options: Path, shadow: Path, needed: Path,
+                  assets: Sequence[str], deadline: float) -> Outcome:
+    """Build the shadow of `root` holding `assets` (gdscript/tools/shadow.gd), behind the wall."""
+    needed.write_text("".join(f"{asset}\n" for asset in assets), "utf-8")
+    tool = gdscript_dir() / "tools" / "shadow.gd"
+    argv = [engine.path, "--headless", "--path", str(root), "--main-pack", str(pack), "-s", str(tool),
+            "--", str(root), str(shadow), str(options), str(needed)]
+    reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack, root, options,
+             needed]
+    try:
+        done = subprocess.run(wall.argv(argv, read=reads, write=[shadow]), capture_output=True,
+                              timeout=max(1.0, deadline - time.monotonic()), stdin=subprocess.DEVNULL,
+                              check=False, cwd=shadow, env=_private_environment(shadow.parent / "home"))
+    except subprocess.TimeoutExpired:
+        return Outcome(failure=f"building the shadow of {root} to import it ran past the deadline")
+    except OSError as exc:
+        return Outcome(failure=f"the engine could not be started to build the shadow of {root}: {exc}")
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("SHADOW "):
+            said = json.loads(line.removeprefix("SHADOW "))
+            return Outcome(imported=list(said["imported"]), refused=dict(said["refused"]))
+    tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+    return Outcome(failure=f"building the shadow of {root} to import it failed: {tail}")
+
+
+def _private_environment(home: Path) -> dict[str, str]:
+    """The environment of an engine run on a shadow: the user's, with its settings, data and cache
+    folders (the editor's own files) moved into `home`, a folder of the import's own."""
+    env = dict(os.environ)
+    for name, below in (("HOME", ""), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"),
+                        ("XDG_CACHE_HOME", "cache"), ("APPDATA", "appdata"), ("LOCALAPPDATA", "localappdata")):
+        env[name] = str(home / below) if below else str(home)
+    return env
+
+
+def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress: Progress, *,
+                home: Path | None = None) -> str | None:
+    """Run the editor's import on `shadow` behind the wall: it reads the shadow, its own files and
+    `home` (its settings and caches), and writes only the shadow and `home`."""
     argv = [engine.path, "--headless", "--path", str(shadow), "--import"]
     if engine.version_tuple >= _RECOVERY_MODE:
         argv.insert(2, "--recovery-mode")
+    env = None
+    if home is not None:
+        reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), shadow, home]
+        argv = wall.argv(argv, read=reads, write=[shadow, home])
+        env = _private_environment(home)
     try:
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   cwd=shadow)
+                                   cwd=shadow, env=env)
     except OSError as exc:
         return f"the engine's import could not be started: {exc}"
     # The output is read as it comes, for progress; a timer ends an import that runs past the deadline.
@@ -209,6 +279,9 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
                 progress(done, total)
             last = step[1]
         status = process.wait()
+        if status == 0 and total and done < total:
+            # The editor names only some assets as it imports them on several threads: all are done.
+            progress(total, total)
     finally:
         timer.cancel()
         process.kill()
@@ -220,34 +293,39 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
     return None
 
 
-def _bring_back(shadow: Path, root: Path) -> None:
-    """Copy what the import made into the project: what it made in .godot/ (artefacts, the uid
-    cache), and a .import file for an asset that has none (without it the engine cannot load the
+def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
+    """Copy into the project what the import made for the `imported` assets (res:// paths), and
+    nothing else of the shadow: in .godot/imported/ the files the editor names for them
+    (`<file>-<md5 of its res:// path>.<kind>`, and its `.md5` record), a translation table's files
+    beside it, and a .import file for an asset that has none (without it the engine cannot load the
     asset; the editor writes the same when it opens the project), said in the log.
 
     The user's own .import files stay as they are: the editor rewrites them with the parameters it
-    adds since the file was written (a clone of tps-demo got 135 modified files from one read),
-    but it imported with the values they hold, so the artefacts match them as they are. Nor are
-    .uid files added beside shaders and scripts: the uid cache in .godot/ holds what a request needs.
+    adds since the file was written (a clone of tps-demo got 135 modified files from one read), but
+    the shadow's were written from their values, so the artefacts match them as they are. Nor are
+    .uid files added beside shaders and scripts.
     """
+    names = {f"{Path(res).name}-{hashlib.md5(res.encode()).hexdigest()}" for res in imported}
+    made = shadow / ".godot" / "imported"
+    for artefact in sorted(made.iterdir()) if made.is_dir() else []:
+        named = _ARTEFACT.match(artefact.name)
+        if artefact.is_file() and not artefact.is_symlink() and named is not None and named[1] in names:
+            _put(artefact, root / ".godot" / "imported" / artefact.name)
     written: list[str] = []
-    for folder, _dirs, files in os.walk(shadow):
-        here = Path(folder)
-        relative = here.relative_to(shadow)
-        for name in files:
-            made = here / name
-            if made.is_symlink():
-                continue  # the project's own file, unchanged
-            rel = relative / name
-            target = root / rel
-            new_import = name.endswith(".import") and not target.exists() and (root / rel).with_suffix("").exists()
-            keep = (rel.parts[:2] == (".godot", "imported") or new_import
-                    or (rel == Path(".godot/uid_cache.bin") and not target.exists())
-                    or (rel == Path(".godot/.gdignore") and not target.exists()))
-            if keep:
-                _put(made, target)
-            if new_import:
-                written.append(rel.as_posix())
+    folders = {Path(res.removeprefix("res://")).parent for res in imported}
+    for folder in folders:
+        for made_file in sorted((shadow / folder).iterdir()):
+            relative = folder / made_file.name
+            if not made_file.is_file() or made_file.is_symlink():
+                continue
+            if made_file.suffix.removeprefix(".") in _BESIDE_SOURCE and not (root / relative).exists():
+                _put(made_file, root / relative)
+            elif (made_file.suffix == ".import" and f"res://{relative.with_suffix('').as_posix()}" in imported
+                  and not (root / relative).exists()):
+                _put(made_file, root / relative)
+                written.append(relative.as_posix())
+    if not (root / ".godot" / ".gdignore").exists() and (shadow / ".godot" / ".gdignore").is_file():
+        _put(shadow / ".godot" / ".gdignore", root / ".godot" / ".gdignore")
     if written:
         shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
         log.warning("godot-bridge: wrote %d .import file(s) beside assets that had none, as the Godot editor "

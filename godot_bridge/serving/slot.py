@@ -5,6 +5,7 @@ allow_scripts request) and the locks of the files its requests rewrite."""
 from __future__ import annotations
 
 import collections
+import functools
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -257,13 +258,14 @@ class Slot:
                 # of a batch sees the lines before it); what it answered does not count.
                 again.append(task)
                 continue
+            assets = (answer.get("error") or {}).pop("assets", None)
             if (answer.get("error") or {}).get("code") == "not_imported":
                 if task.job.dry_run:
                     answer["error"]["message"] += ("; a dry run does not import the project's assets (that would "
                                                    "change its .godot/ folder): serve one request for real first")
                 elif not self.pool.skipping(task.index):
-                    retry, failure = self.pool.interruptible(
-                        lambda: self.pool.starter.import_for(self.root, self._imports_seen, self._stamp))
+                    retry, failure = self.pool.interruptible(functools.partial(
+                        self.pool.starter.import_for, self.root, self._imports_seen, self._stamp, _asset_paths(assets)))
                     if retry:
                         again.append(task)
                         continue
@@ -313,3 +315,12 @@ class Slot:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.close()
+
+
+def _asset_paths(named: object) -> tuple[str, ...]:
+    """The res:// paths of the assets an engine's not_imported reply names (every asset when it names
+    none: an engine of an older bridge, or a refusal outside the gate)."""
+    if isinstance(named, list) and named and all(isinstance(path, str) and path.startswith("res://")
+                                                 for path in named):
+        return tuple(named)
+    return imports.EVERY_ASSET

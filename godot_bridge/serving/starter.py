@@ -14,10 +14,15 @@ from godot_bridge.engine import godot as engines
 from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
 from godot_bridge.scripts import gdscript_dir
 from godot_bridge.serving import imports
+from godot_bridge.serving.imports import EVERY_ASSET
 from godot_bridge.serving.journal import Journal
 
 IMPORT_PROGRESS_EVERY = 2.0
 """Seconds between two progress lines of an import (and one when the last asset is imported)."""
+
+IMPORTS_BEFORE_ALL = 2
+"""Imports of the assets single requests need, after which a pool imports every asset of the project
+not imported yet (each import starts an editor: ~2 s before its first asset)."""
 
 ArgvFor = Callable[[Path, str], Sequence[str]]
 """Build the command line of a worker for a project root and a reply token."""
@@ -57,8 +62,8 @@ class Starter:
         self._engine: engines.Engine | None = None
         self._packs: dict[str, Path] = {}
         self._imports: dict[Path, int] = {}
-        self._import_tried: dict[Path, int | None] = {}
-        """Each project's import stamp right after the pool last imported it."""
+        self._import_tried: dict[tuple[Path, frozenset[str]], int | None] = {}
+        """The import stamp of a project right after the pool last imported a set of its assets."""
         self.journals: dict[Path, Journal] = {}
         """The journal of the atomic batch being served on a project (godot_bridge/serving/journal.py)."""
         self.import_time = 0.0
@@ -108,42 +113,57 @@ class Starter:
         """Return how many times the pool has imported `root` (workers started before are stale)."""
         return self._imports.get(root, 0)
 
-    def import_for(self, root: Path, seen: int, stamp: int | None) -> tuple[bool, str | None]:
-        """Import `root` for a worker that answered not_imported, started after `seen` imports of the
-        pool's and at import stamp `stamp` (godot_bridge/serving/imports.py); not again when the pool's own last
-        import left the stamp as it is (it did not help, and would not again).
+    def import_for(self, root: Path, seen: int, stamp: int | None,
+                   assets: Sequence[str] = EVERY_ASSET) -> tuple[bool, str | None]:
+        """Import `assets` of `root` (res:// paths the engine named, or all of them) for a worker that
+        answered not_imported, started after `seen` imports of the pool's and at import stamp `stamp`
+        (godot_bridge/serving/imports.py); not again when the pool's own last import of the same assets
+        left the stamp as it is (it did not help, and would not again).
 
-        Return whether to serve the request again, and why the import failed (None if it did not).
+        Return whether to serve the request again, and why the assets were not all imported (None
+        if they were).
         """
         if self.imports(root) > seen:
             return True, None
         if not self.settings.auto_import:
             return False, ("the project's assets are not imported and --no-import (auto_import=False) keeps the "
-                           "bridge from importing them: run without it, or open the project in the Godot editor once")
-        if self._import_tried.get(root, -1) == imports.stamp(root):
+                           "bridge from importing them: run without it, or run `godot-bridge import` once")
+        if self.imports(root) >= IMPORTS_BEFORE_ALL:
+            # Requests keep meeting assets that are not imported (a batch over a fresh clone): each
+            # import starts an editor (~2 s), so the rest of the project's are imported at once.
+            assets = EVERY_ASSET
+        tried = (root, frozenset(assets))
+        if self._import_tried.get(tried, -1) == imports.stamp(root):
             return False, None
         started = time.monotonic()
         shown = started
+        total = 0
 
-        def announce() -> None:
-            log.warning("godot-bridge: importing the assets of %s (first use; %d with import settings; the "
-                        "engine imports each texture, mesh and font once)", root, imports.assets(root))
+        def announce(imported: Sequence[str]) -> None:
+            nonlocal total
+            total = len(imported)
+            listed = ", ".join(path.removeprefix("res://") for path in imported[:3])
+            more = f" and {total - 3} more" if total > 3 else ""
+            which = "" if assets == EVERY_ASSET else " that the request needs"
+            log.warning("godot-bridge: importing the assets of %s%s (%d, once): %s%s", root, which, total, listed, more)
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, of: int) -> None:
             nonlocal shown
             now = time.monotonic()
-            if now - shown >= IMPORT_PROGRESS_EVERY or done == total:
+            if now - shown >= IMPORT_PROGRESS_EVERY or done == of:
                 shown = now
-                log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, total, now - started)
+                log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, of, now - started)
 
         # The import blocks the pool's thread, which hands requests to the engines and reads their
         # replies: the engines get what was sent first, and serve it meanwhile.
         self._inbox.flush()
-        failure = imports.import_project(self.found_engine(), root, self.pack(),
-                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress)
+        outcome = imports.import_project(self.found_engine(), root, self.pack(),
+                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress,
+                                         assets)
         self.import_time += time.monotonic() - started
-        self._import_tried[root] = imports.stamp(root)
-        if failure is None:
+        self._import_tried[tried] = imports.stamp(root)
+        if outcome.imported:
             self._imports[root] = self.imports(root) + 1
             log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
-        return failure is None, failure
+        why = outcome.why_not()
+        return why is None, why

@@ -1,0 +1,190 @@
+"""The import runs on a shadow built from checked values: no project code runs, nothing outside is opened.
+
+Each case plants, in a copy of the fixture project laid out as git keeps it, a way the editor's import
+would run the project's code (a script that writes a marker file at an absolute path when its static
+initialiser runs) or open a file outside the project, then asks for an ordinary request or
+`godot-bridge import`. Before the shadow was built by construction, each of these ran the marker
+script or opened the bait (issue 42). The wall is taken down for the marker cases, so that the
+construction alone is what keeps the code from running; the wall's own case runs with it up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+from opened import opened, traced_godot
+from test_imports import png
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(240)]
+
+GLTF = json.dumps({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"name": "n"}]})
+
+
+def marker_script(marker: Path) -> str:
+    return (f'@tool\nextends Resource\nstatic var _x: int = _m()\nstatic func _m() -> int:\n'
+            f'\tvar f := FileAccess.open("{marker}", FileAccess.WRITE)\n\tf.store_string("ran")\n\treturn 1\n')
+
+
+def scripted_resource(marker: Path, kind: str = "Theme") -> str:
+    source = json.dumps(marker_script(marker).replace("extends Resource", f"extends {kind}"))
+    return (f'[gd_resource type="{kind}" load_steps=2 format=3]\n\n[sub_resource type="GDScript" id="1"]\n'
+            f'script/source = {source}\n\n[resource]\nscript = SubResource("1")\n')
+
+
+RED_CTEX = f"res://.godot/imported/red.png-{hashlib.md5(b'res://icons/red.png').hexdigest()}.ctex"
+
+
+def texture_import(params: str = "", extra: str = "") -> str:
+    """A texture's .import as the editor writes it, with `params` added and `extra` after it."""
+    return (f'[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\nuid="uid://b1red"\npath="{RED_CTEX}"\n\n'
+            f'[deps]\n\nsource_file="res://icons/red.png"\ndest_files=["{RED_CTEX}"]\n\n'
+            f'[params]\n\ncompress/mode=0\n{params}\n{extra}')
+
+
+def scene_import(params: str = "", extra: str = "") -> str:
+    return (f'[remap]\n\nimporter="scene"\ntype="PackedScene"\n\n[deps]\n\nsource_file="res://model.gltf"\n\n'
+            f'[params]\n\n{params}\n{extra}')
+
+
+@pytest.fixture
+def hostile(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """The project with an unimported texture and glTF scene, a marker path outside it, and the
+    scripts and resources a case points at. The wall is down: the construction stands alone."""
+    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
+    marker = tmp_path / "MARKER"
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    (project / "icons" / "red.png.import").write_text(texture_import())
+    (project / "model.gltf").write_text(GLTF)
+    (project / "model.gltf.import").write_text(scene_import())
+    (project / "post.gd").write_text(marker_script(marker).replace("extends Resource", "extends EditorScenePostImport"))
+    (project / "evil.tres").write_text(scripted_resource(marker))
+    (project / "evil_material.tres").write_text(scripted_resource(marker, "StandardMaterial3D"))
+    return {"project": project, "marker": marker}
+
+
+def import_all(project: Path, godot_bin: str) -> dict[str, Any]:
+    done = run_cli("import", str(project), "--no-progress", godot=godot_bin, timeout=200)
+    assert "Traceback" not in done.stderr, done.stderr
+    reply: dict[str, Any] = json.loads(done.stdout)
+    return reply
+
+
+def material_with_texture(project: Path) -> dict[str, Any]:
+    return {"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+            "resource_path": "m.tres", "properties": {"albedo_texture": "res://icons/red.png"}}
+
+
+# (name, file -> text): each is planted, then the whole project imported.
+PLANTED: list[tuple[str, dict[str, str], str | None]] = [
+    ("a project setting the editor loads at start names a scripted resource",
+     {"project.godot": 'config_version=5\n\n[gui]\n\ntheme/custom="res://evil.tres"\n'}, None),
+    ("every setting the editor loads at start names a scripted resource",
+     {"project.godot": 'config_version=5\n\n[gui]\n\ntheme/custom="res://evil.tres"\ntheme/custom_font="res://evil.tres"'
+                       '\n\n[audio]\n\nbuses/default_bus_layout="res://evil.tres"\n\n[rendering]\n\n'
+                       'environment/defaults/default_environment="res://evil.tres"\n'}, None),
+    ("a committed .godot/imported/ holds the scripted resource a setting names",
+     {".godot/imported/evil.tres": "@evil.tres",
+      "project.godot": 'config_version=5\n\n[gui]\n\ntheme/custom="res://.godot/imported/evil.tres"\n'}, None),
+    ("a committed .godot/ holds a script class cache and an extension list",
+     {".godot/global_script_class_cache.cfg": 'list=[{"base": &"Resource", "class": &"Evil", "icon": "", '
+                                              '"language": &"GDScript", "path": "res://evil.gd"}]\n',
+      ".godot/extension_list.cfg": "res://evil.gdextension\n"}, None),
+    ("importer_defaults in project.godot name an import script",
+     {"project.godot": 'config_version=5\n\n[importer_defaults]\n\nscene={\n"import_script/path": "res://post.gd"\n}\n'},
+     None),
+    ("import_script/path names a script",
+     {"model.gltf.import": scene_import('import_script/path="res://post.gd"')}, "a script the importer would run"),
+    ("import_script/path is written as a NodePath",
+     {"model.gltf.import": scene_import('import_script/path=NodePath("res://post.gd")')}, "is a NodePath"),
+    ("a second [params] section names the import script",
+     {"model.gltf.import": scene_import("", '[params]\n\nimport_script/path="res://post.gd"\n')},
+     "a script the importer would run"),
+    ("a value is written as Resource()",
+     {"icons/red.png.import": texture_import('roughness/src_normal=Resource("res://evil.tres")')},
+     "makes the engine load or create an object"),
+    ("a value nested in a dictionary is written as Resource()",
+     {"model.gltf.import": scene_import('_subresources={"a": [Resource("res://evil.tres")]}')},
+     "makes the engine load or create an object"),
+    ("_subresources names an external material",
+     {"model.gltf.import": scene_import('_subresources={"materials": {"m": {"use_external/enabled": true, '
+                                        '"use_external/path": "res://evil_material.tres"}}}')},
+     "a file the importer would open"),
+    ("the root script is set",
+     {"model.gltf.import": scene_import('nodes/root_script=Resource("res://post.gd")')},
+     "makes the engine load or create an object"),
+]
+
+
+@pytest.mark.parametrize(("files", "refusal"), [case[1:] for case in PLANTED], ids=[case[0] for case in PLANTED])
+def test_nothing_the_project_plants_runs_during_its_import(
+        hostile: dict[str, Path], godot_bin: str, files: dict[str, str], refusal: str | None) -> None:
+    project = hostile["project"]
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text((project / text[1:]).read_text() if text.startswith("@") else text)
+    reply = import_all(project, godot_bin)
+    assert not hostile["marker"].exists(), "the project's code ran during the import"
+    if refusal is None:
+        assert reply["result"] == "ok", reply
+    else:
+        assert reply["error"]["code"] == "not_imported", reply
+        assert refusal in reply["error"]["message"], reply
+        assert list(reply["refused"]) == ["res://model.gltf" if "gltf" in next(iter(files)) else "res://icons/red.png"]
+
+
+def test_a_request_needing_a_texture_runs_none_of_what_the_project_plants(
+        hostile: dict[str, Path], godot_bin: str) -> None:
+    project = hostile["project"]
+    (project / "project.godot").write_text('config_version=5\n\n[gui]\n\ntheme/custom="res://evil.tres"\n')
+    (project / "icons" / "red.png.import").write_text(
+        texture_import("", '[params]\n\n_subresources={}\nroughness/src_normal=""\n'))
+    done = run_cli("run", json.dumps(material_with_texture(project)), godot=godot_bin)
+    assert json.loads(done.stdout)["result"] == "ok", done.stdout + done.stderr
+    assert not hostile["marker"].exists()
+
+
+def test_a_godot_folder_that_links_out_of_the_project_is_refused_and_nothing_is_written_through_it(
+        project: Path, tmp_path: Path, godot_bin: str) -> None:
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".godot").symlink_to(elsewhere)
+    done = run_cli("run", json.dumps(material_with_texture(project)), godot=godot_bin)
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "not_imported", reply
+    assert "is a symbolic link" in reply["error"]["message"]
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_the_serving_engine_opens_no_artefact_a_dot_import_lists_outside_the_project(
+        project: Path, tmp_path: Path, godot_bin: str, exists: bool) -> None:
+    bait = tmp_path / "outside" / "bait.ctex"
+    bait.parent.mkdir()
+    if exists:
+        bait.write_bytes(b"x")
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    (project / "icons" / "red.png.import").write_text(texture_import().replace(f'dest_files=["{RED_CTEX}"]',
+                                                                             f'dest_files=["{bait}"]'))
+    record = project / ".godot" / "imported" / RED_CTEX.removeprefix("res://.godot/imported/").replace(".ctex", ".md5")
+    record.parent.mkdir(parents=True)
+    record.write_text('source_md5="0"\ndest_md5="0"\n')
+    godot, log = traced_godot(godot_bin, tmp_path / "trace", project / ".godot" / "opened.log")
+    done = run_cli("--no-import", "run", json.dumps(material_with_texture(project)), godot=godot)
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "not_imported", reply
+    assert "lists an import artefact outside the project" in reply["error"]["message"]
+    assert str(bait) not in reply["error"]["message"]
+    paths = opened(log)
+    assert paths, "strace recorded nothing"
+    assert [path for path in paths if os.path.realpath(path).startswith(str(bait.parent))] == []
