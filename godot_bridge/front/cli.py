@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 
 from godot_bridge.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS, default_processes
 from godot_bridge.errors import BridgeError
@@ -104,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
                                       "say whether engines start behind the Landlock wall")
     doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
     doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    imports = commands.add_parser(
+        "import", parents=[common], help="import every asset of a project not imported yet, as the editor would",
+        description="Import every asset of a project that has no current import (a fresh clone), the way the "
+        "editor does and running none of the project's code; requests otherwise import what they need as they "
+        "meet it. Prints one JSON reply: how many were imported, and each asset refused with why.")
+    imports.add_argument("project", nargs="?", default=".", help="the project folder (default: the current one)")
+    imports.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="progress bar on stderr (default: when stderr is a terminal)")
     mcp = commands.add_parser("mcp", parents=[common], help="serve the operations as MCP tools on stdio",
                               description="Serve the operations as Model Context Protocol tools on stdin/stdout.")
     mcp.add_argument("--project", metavar="PATH", help="project_path of every tool call that omits it")
@@ -125,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "doctor":
             return _doctor(args.godot, args.project, args.json)
+        if args.command == "import":
+            return _import(args)
         if args.command == "batch":
             return _batch(args)
         if args.command == "run":
@@ -500,6 +511,34 @@ def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
     return EXIT_OK if ok else EXIT_ERROR
 
 
+def _import(args: argparse.Namespace) -> int:
+    """Import every asset of a project not imported yet (godot_bridge/serving/imports.py), with a
+    progress bar; print one reply."""
+    from godot_bridge.engine import godot as engines
+    from godot_bridge.serving import imports
+
+    _log_to_stderr()
+    reply: dict[str, Any] = {"op": "import", "project_path": args.project}
+    try:
+        root = Path(paths.project_root(args.project, os.getcwd()))
+        engine = engines.probe(engines.find_godot(args.godot))
+        pack = engines.settings_pack(engine)
+    except BridgeError as exc:
+        _print({**reply, "result": "error", "error": exc.to_wire()})
+        return EXIT_ERROR
+    shown = _ImportProgress(_want_progress(args.progress))
+    outcome = imports.import_project(engine, root, pack, max(args.timeout, imports.IMPORT_TIMEOUT),
+                                     imports.stamp(root), shown.start, shown.update)
+    shown.close()
+    reply.update(imported=len(outcome.imported), refused=outcome.refused)
+    why = outcome.why_not()
+    if why is None:
+        _print({**reply, "result": "ok"})
+        return EXIT_OK
+    _print({**reply, "result": "error", "error": {"code": "not_imported", "message": why}})
+    return EXIT_ERROR
+
+
 def _doctor_text(report: dict[str, Any]) -> str:
     """The doctor's report for people: one line per thing checked, and what to do about a problem."""
     godot = report["godot"]
@@ -546,6 +585,39 @@ def _count_lines(source: str, most: int | None = None) -> int | None:
         return None
     with open(source, "rb") as lines:
         return sum(1 for _ in itertools.islice(lines, most))
+
+
+class _ImportProgress:
+    """An import's progress on stderr: a line naming how many assets, then a bar of its own when
+    `bar` (tqdm), else a line every IMPORT_PROGRESS_EVERY seconds and at the end (a CI log)."""
+
+    def __init__(self, bar: bool) -> None:
+        self.want_bar = bar
+        self.bar: Any = None
+        self.started = self.shown = time.monotonic()
+
+    def start(self, assets: Sequence[str]) -> None:
+        print(f"godot-bridge: importing {len(assets)} asset(s)", file=sys.stderr, flush=True)
+        if self.want_bar:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=len(assets), desc="import", unit="asset", file=sys.stderr, dynamic_ncols=True)
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+            return
+        from godot_bridge.serving.starter import IMPORT_PROGRESS_EVERY
+
+        now = time.monotonic()
+        if now - self.shown >= IMPORT_PROGRESS_EVERY or done == total:
+            self.shown = now
+            print(f"godot-bridge: importing: {done} of {total} assets, {now - self.started:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _Progress:
