@@ -9,6 +9,7 @@ merely when the reply says the right thing.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -395,6 +396,7 @@ static func _probe() -> bool:
 		"read_outside": FileAccess.open("{outside}/secret.txt", FileAccess.READ) != null,
 		"write_outside": FileAccess.open("{outside}/written.txt", FileAccess.WRITE) != null,
 		"write_inside": FileAccess.open("res://written.txt", FileAccess.WRITE) != null,
+		"connect_tcp": StreamPeerTCP.new().connect_to_host("127.0.0.1", {port}) == OK,
 	}
 	FileAccess.open("res://probe.json", FileAccess.WRITE).store_string(JSON.stringify(report))
 	return true
@@ -404,15 +406,25 @@ static func _probe() -> bool:
 @pytest.mark.skipif(not wall.status()[0], reason="no Landlock on this kernel: doctor says the wall is down")
 def test_code_that_runs_by_leave_still_cannot_open_outside_the_project(watched: Watched) -> None:
     watched.bait("secret.txt", "secret")
-    watched.write("probe.gd", WALL_PROBE.replace("{outside}", str(watched.outside)))
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(1.0)
+    port = listener.getsockname()[1]
+    watched.write("probe.gd", WALL_PROBE.replace("{outside}", str(watched.outside)).replace("{port}", str(port)))
     watched.write("probed.tres", '[gd_resource type="Resource" format=3]\n\n'
                                  '[ext_resource type="Script" path="res://probe.gd" id="1"]\n\n'
                                  '[resource]\nscript = ExtResource("1")\n')
     reply = watched.run("resource_read", resource_path="probed.tres", allow_scripts=True)
     assert reply["result"] == "ok", reply
     report = json.loads((watched.project / "probe.json").read_text())
-    assert report == {"read_outside": False, "write_outside": False, "write_inside": True}
+    # Landlock governs TCP from ABI 4 (Linux 6.7) on: before it was added, connect_tcp was True.
+    tcp_walled = wall.abi() >= 4
+    assert report == {"read_outside": False, "write_outside": False, "write_inside": True,
+                      "connect_tcp": not tcp_walled}
     assert not (watched.outside / "written.txt").exists()
+    with listener:
+        if tcp_walled:
+            with pytest.raises(TimeoutError):
+                listener.accept()
 
 
 def test_doctor_says_whether_the_wall_is_up(godot_bin: str) -> None:

@@ -3,7 +3,9 @@
 The load gate (gdscript/safety/gate.gd) keeps project code from running and paths from leading out;
 this wall holds even where the gate were wrong: an engine started behind it can read only the files
 an engine needs (the system's, the engine's own, the bridge's scripts and settings pack, the
-project), list folders (names only), and write only inside the project and /dev/null. Landlock
+project), list folders (names only), write only inside the project and /dev/null, and (Landlock
+ABI 4, Linux 6.7) neither bind nor connect a TCP socket. An import's engines are walled alike, with
+the import's shadow and a private home in place of the project (godot_bridge/serving/imports.py). Landlock
 needs no privilege (Linux 5.13+); where it is missing the engine runs without the wall, and
 `godot-bridge doctor` says so.
 
@@ -42,6 +44,10 @@ _REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 
 _MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
 _REFER, _TRUNCATE = 1 << 13, 1 << 14
 
+# Landlock ABI 4 (Linux 6.7) on: TCP binds and connections, refused unless a rule allows them.
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_NET_ABI = 4
+
 _READ = _READ_FILE | _READ_DIR | _EXECUTE
 _WRITE = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK
           | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM)
@@ -58,6 +64,10 @@ _LAUNCHER = os.path.realpath(__file__)
 _LAUNCHERS_FOLLOWED = 8
 _LAUNCHER_MAX = 64 * 1024
 _ABSOLUTE_PATH = r"""/[^\s"'$:;|&()<>`]+"""
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
 
 
 class _PathBeneath(ctypes.Structure):
@@ -100,7 +110,9 @@ def status() -> tuple[bool, str]:
     if version == 0:
         reason = "Landlock needs Linux 5.13 or later" if sys.platform.startswith("linux") else "Linux only"
         return False, f"down ({reason}; the load gate alone keeps project code from running)"
-    return True, f"up (Landlock ABI {version}: engines read only what they need, write only in the project)"
+    network = "; no TCP" if version >= _NET_ABI else "; TCP not governed before Landlock ABI 4"
+    return True, (f"up (Landlock ABI {version}: engines and imports read only what they need, write only in the "
+                  f"project or the import's shadow{network})")
 
 
 def argv(engine_argv: Sequence[str], *, read: Sequence[Path], write: Sequence[Path]) -> list[str]:
@@ -152,8 +164,11 @@ def restrict(read: Sequence[str], write: Sequence[str]) -> None:
     libc = _libc()
     version = abi()
     handled = _READ | _WRITE | (_REFER if version >= 2 else 0) | (_TRUNCATE if version >= 3 else 0)
-    attr = ctypes.c_uint64(handled)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    # No engine needs the network: from ABI 4 on, TCP is handled and no rule allows any of it.
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if version >= _NET_ABI else 0
+    attr = _RulesetAttr(handled, net)
+    size = ctypes.sizeof(_RulesetAttr) if net else 8
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
