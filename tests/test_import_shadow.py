@@ -13,12 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 from opened import opened, traced_godot
 from test_imports import png
 
@@ -67,11 +70,23 @@ def hostile(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> d
     (project / "post.gd").write_text(marker_script(marker).replace("extends Resource", "extends EditorScenePostImport"))
     (project / "evil.tres").write_text(scripted_resource(marker))
     (project / "evil_material.tres").write_text(scripted_resource(marker, "StandardMaterial3D"))
-    return {"project": project, "marker": marker}
+    (project.parent / "outside").mkdir()
+    (project.parent / "outside" / "bait.bin").write_bytes(b"SECRET!!")
+    return {"project": project, "marker": marker, "bait": project.parent / "outside" / "bait.bin"}
 
 
-def import_all(project: Path, godot_bin: str) -> dict[str, Any]:
-    done = run_cli("import", str(project), "--no-progress", godot=godot_bin, timeout=200)
+def import_all(project: Path, godot_bin: str, log: Path | None = None) -> dict[str, Any]:
+    """`godot-bridge import PROJECT`'s reply; with `log`, run under `strace -f` from outside the wall
+    (every process of the command traced: the bridge, the shadow's builder and the editor)."""
+    if log is None:
+        done = run_cli("import", str(project), "--no-progress", godot=godot_bin, timeout=200)
+    else:
+        strace = shutil.which("strace")
+        assert strace, "the import's tests need strace (scripts/setup.sh installs it)"
+        ran = subprocess.run([strace, "-f", "-qq", "-e", "trace=open,openat,openat2,creat", "-s", "4096",
+                              "-o", str(log), sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "import",
+                              str(project), "--no-progress"], capture_output=True, text=True, timeout=200, cwd=REPO)
+        done = subprocess.CompletedProcess(ran.args, ran.returncode, ran.stdout, ran.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     reply: dict[str, Any] = json.loads(done.stdout)
     return reply
@@ -117,6 +132,27 @@ PLANTED: list[tuple[str, dict[str, str], str | None]] = [
      {"model.gltf.import": scene_import('_subresources={"materials": {"m": {"use_external/enabled": true, '
                                         '"use_external/path": "res://evil_material.tres"}}}')},
      "a file the importer would open"),
+    ("a glTF image names a scripted resource whose .import names no importer",
+     {"model.gltf": json.dumps({**json.loads(GLTF), "images": [{"uri": "evil.tres"}]}),
+      "evil.tres.import": "[remap]\n"},
+     "it is a resource file, which the engine loads as it is"),
+    ("a glTF image's .import names no importer",
+     {"model.gltf": json.dumps({**json.loads(GLTF), "images": [{"uri": "icons/red.png"}]}),
+      "icons/red.png.import": "[remap]\n"},
+     "its .import file names no importer"),
+    ("a glTF image names a scripted resource with no .import",
+     {"model.gltf": json.dumps({**json.loads(GLTF), "images": [{"uri": "evil.tres"}]})},
+     "names res://evil.tres, which is neither an asset nor a raw file"),
+    ("_subresources names an external material by a relative path",
+     {"model.gltf.import": scene_import('_subresources={"materials": {"m": {"use_external/enabled": true, '
+                                        '"use_external/path": "evil_material.tres"}}}')},
+     "a file the importer would open"),
+    ("a glTF buffer leads out of the project",
+     {"model.gltf": json.dumps({**json.loads(GLTF), "buffers": [{"uri": "../outside/bait.bin", "byteLength": 4}]})},
+     "outside the project"),
+    ("a glTF image is an absolute path",
+     {"model.gltf": json.dumps({**json.loads(GLTF), "images": [{"uri": "/etc/hostname"}]})},
+     "outside the project"),
     ("the root script is set",
      {"model.gltf.import": scene_import('nodes/root_script=Resource("res://post.gd")')},
      "makes the engine load or create an object"),
@@ -130,14 +166,16 @@ def test_nothing_the_project_plants_runs_during_its_import(
     for name, text in files.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text((project / text[1:]).read_text() if text.startswith("@") else text)
-    reply = import_all(project, godot_bin)
+    log = project.parent / "strace.log"
+    reply = import_all(project, godot_bin, log)
     assert not hostile["marker"].exists(), "the project's code ran during the import"
+    assert [path for path in opened(log) if path.endswith(("bait.bin", "/etc/hostname"))] == []
     if refusal is None:
         assert reply["result"] == "ok", reply
     else:
         assert reply["error"]["code"] == "not_imported", reply
         assert refusal in reply["error"]["message"], reply
-        assert list(reply["refused"]) == ["res://model.gltf" if "gltf" in next(iter(files)) else "res://icons/red.png"]
+        assert ("res://model.gltf" if "gltf" in next(iter(files)) else "res://icons/red.png") in reply["refused"]
 
 
 def test_a_request_needing_a_texture_runs_none_of_what_the_project_plants(
@@ -188,3 +226,74 @@ def test_the_serving_engine_opens_no_artefact_a_dot_import_lists_outside_the_pro
     paths = opened(log)
     assert paths, "strace recorded nothing"
     assert [path for path in paths if os.path.realpath(path).startswith(str(bait.parent))] == []
+
+
+def test_the_bridge_writes_no_artefact_through_a_link_the_project_planted_at_its_temp_names(
+        project: Path, tmp_path: Path, godot_bin: str) -> None:
+    # The artefacts were written to `.<name>.bridge-<pid>.tmp` (a name a project can plant as a link
+    # for every pid) with a call that follows links: the bridge wrote outside the project.
+    from godot_bridge.engine import godot as engines
+    from godot_bridge.serving import imports
+
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    (project / "icons" / "red.png.import").write_text(texture_import())
+    victim = tmp_path / "victim"
+    victim.write_text("kept")
+    imported = project / ".godot" / "imported"
+    imported.mkdir(parents=True)
+    stem = RED_CTEX.removeprefix("res://.godot/imported/").removesuffix(".ctex")
+    for name in (f"{stem}.ctex", f"{stem}.md5"):
+        (imported / f".{name}.bridge-{os.getpid()}.tmp").symlink_to(victim)
+    engine = engines.probe(godot_bin)
+    outcome = imports.import_project(engine, project.resolve(), engines.settings_pack(engine), 200,
+                                     imports.stamp(project.resolve()), lambda assets: None, lambda done, total: None,
+                                     ("res://icons/red.png",))
+    assert outcome.imported == ["res://icons/red.png"], outcome
+    assert victim.read_text() == "kept"
+    assert (imported / f"{stem}.ctex").is_file() and not (imported / f"{stem}.ctex").is_symlink()
+
+
+def test_a_translation_table_brings_back_only_its_own_files(project: Path, godot_bin: str) -> None:
+    # A locale of "../x" made the importer write x.translation beside the folder, brought back.
+    (project / "text").mkdir()
+    (project / "text" / "lines.csv").write_text("keys,en,../x\nHELLO,Hello,Hallo\n")
+    reply = import_all(project, godot_bin)
+    assert reply["result"] == "ok", reply
+    assert sorted(path.name for path in project.rglob("*.translation")) == ["lines.en.translation"]
+
+
+def test_an_asset_still_not_current_after_its_import_is_not_imported_again(
+        project: Path, godot_bin: str) -> None:
+    # A .import without dest_files (an older editor's) stays stale after the import: each retry of
+    # the request imported it again, three times (~10 s each).
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())
+    (project / "icons" / "red.png.import").write_text(texture_import().replace(f'dest_files=["{RED_CTEX}"]', ""))
+    (project / "icons" / "blue.png").write_bytes(png(2, 2))
+    (project / "two.tres").write_text(
+        '[gd_resource type="StandardMaterial3D" load_steps=3 format=3]\n\n'
+        '[ext_resource type="Texture2D" path="res://icons/red.png" id="1"]\n'
+        '[ext_resource type="Texture2D" path="res://icons/blue.png" id="2"]\n\n'
+        '[resource]\nalbedo_texture = ExtResource("1")\nnormal_texture = ExtResource("2")\n')
+    request = {"op": "resource_read", "project_path": str(project), "resource_path": "two.tres"}
+    done = run_cli("run", json.dumps(request), godot=godot_bin)
+    reply = json.loads(done.stdout)
+    assert reply["error"]["code"] == "not_imported", reply
+    assert "res://icons/red.png" in reply["error"]["message"]
+    # Before: both imported, then red.png alone again (the engine named another set of assets).
+    assert done.stderr.count("godot-bridge: importing the assets of") == 1, done.stderr
+
+
+def test_the_import_gets_none_of_the_users_environment_but_what_a_process_needs(tmp_path: Path) -> None:
+    from godot_bridge.serving import imports
+
+    os.environ["GODOT_BRIDGE_TEST_SECRET"] = "hunter2"
+    try:
+        env = imports._private_environment(tmp_path)
+    finally:
+        del os.environ["GODOT_BRIDGE_TEST_SECRET"]
+    assert "GODOT_BRIDGE_TEST_SECRET" not in env
+    assert env["HOME"] == str(tmp_path)
+    assert set(env) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "WINDIR", "TEMP", "TMP", "TMPDIR",
+                        "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "APPDATA", "LOCALAPPDATA"}

@@ -149,7 +149,8 @@ static func _declared(folder: String) -> Dictionary:
 
 
 ## Every asset of the project below `folder` as the editor finds them: files that have a `.import`
-## beside them, outside hidden folders, folders holding `.gdignore` and linked folders.
+## beside them or are of a kind it imports by itself, outside hidden folders, folders holding
+## `.gdignore` and linked folders.
 func _every_asset(folder: String) -> PackedStringArray:
 	var found: PackedStringArray = []
 	var dir: DirAccess = DirAccess.open(Paths.absolute(folder))
@@ -158,6 +159,8 @@ func _every_asset(folder: String) -> PackedStringArray:
 	for name: String in dir.get_files():
 		if name.ends_with(".import") and dir.file_exists(name.trim_suffix(".import")):
 			found.append(folder.path_join(name.trim_suffix(".import")))
+		elif name.get_extension().to_lower() in _IMPORTED_EXTENSIONS and not dir.file_exists(name + ".import"):
+			found.append(folder.path_join(name))  # an asset the editor has not met yet: it imports it
 	for name: String in dir.get_directories():
 		if not name.begins_with(".") and not dir.is_link(Paths.absolute(folder.path_join(name))):
 			found.append_array(_every_asset(folder.path_join(name)))
@@ -190,8 +193,14 @@ func _put(source: String, depth: int) -> String:
 	var importer: String = settings.get_value("remap", "importer", "") if why.is_empty() else ""
 	if not why.is_empty() or importer in _NOT_IMPORTED:
 		return why
+	if importer.is_empty() and FileAccess.file_exists(Paths.real(source + ".import")):
+		# Without an importer the editor would take the file for one of its own kinds: a resource
+		# file (a .tres named by a glTF) would be loaded as it is, script and all.
+		return "its .import file names no importer"
 	var written: ConfigFile = ConfigFile.new()
 	why = _rewritten(source, importer, settings, written, depth)
+	if why.is_empty():
+		why = _take_named(source, Paths.real(source), source.get_extension().to_lower(), depth)
 	var target: String = _shadow.path_join(source.trim_prefix("res://"))
 	if why.is_empty():
 		why = _copy(Paths.real(source), target)
@@ -200,7 +209,6 @@ func _put(source: String, depth: int) -> String:
 		why = "" if saved == OK else "its .import could not be written in the shadow (%s)" % error_string(saved)
 	if why.is_empty():
 		_imported.append(source)
-		_take_named(source, Paths.real(source), source.get_extension().to_lower(), depth)
 	return why
 
 
@@ -216,6 +224,10 @@ static func _source_problem(source: String, depth: int) -> String:
 		return "the editor imports a .%s file by running another program, which the bridge does not run" % extension
 	if extension in Gate.code_extensions():
 		return "it is a script or a native library"
+	if extension in ResourceLoader.get_recognized_extensions_for_type(""):
+		# A resource file is loaded as it is, never imported: in the shadow, the editor (or an
+		# importer that names it) would load it, and whatever script it carries.
+		return "it is a resource file, which the engine loads as it is, not an asset to import"
 	return ""
 
 
@@ -324,7 +336,8 @@ static func _inert(where: String, value: Variant, owner: Dictionary = {}, key: S
 	match typeof(value):
 		TYPE_STRING, TYPE_STRING_NAME:
 			var text: String = value
-			if (text.contains("://") or text.is_absolute_path()) and not _disabled(owner, key):
+			var path: bool = text.contains("://") or text.is_absolute_path() or (key.ends_with("path") and text != "")
+			if path and not _disabled(owner, key):
 				return "its import option %s names %s, a file the importer would open" % [where, text]
 		TYPE_ARRAY:
 			for item: Variant in value:
@@ -356,8 +369,11 @@ static func _project_path(named: String) -> String:
 
 
 ## Take in what a scene asset names beside itself: a glTF's buffers and images, an OBJ's material
-## library and its textures. An asset among them is imported with it; a raw file goes in as bytes.
-func _take_named(source: String, real: String, extension: String, depth: int) -> void:
+## library and its textures. An asset among them is imported with it, a raw file goes in as bytes;
+## return why the asset is refused (it names a file outside the project, or one that is neither), or "".
+## The named files are checked where the importer would open them: a URI the shadow lacks would be
+## looked for by the importer on its own, and its bytes end up in the artefact (a glTF's buffer).
+func _take_named(source: String, real: String, extension: String, depth: int) -> String:
 	var named: PackedStringArray = []
 	match extension:
 		"gltf":
@@ -370,18 +386,34 @@ func _take_named(source: String, real: String, extension: String, depth: int) ->
 				if words.size() >= 2 and (words[0] == "mtllib" or words[0].begins_with("map_")):
 					named.append(words[words.size() - 1])
 	for uri: String in named:
-		if uri.begins_with("data:") or uri.contains("://") or uri.is_absolute_path():
+		if uri.begins_with("data:"):
 			continue
-		var path: String = source.get_base_dir().path_join(uri.uri_decode()).simplify_path()
+		var decoded: String = uri.uri_decode()
+		var path: String = source.get_base_dir().path_join(decoded).simplify_path()
 		var file_real: String = Paths.real(path)
-		if not Paths.inside(file_real) or not FileAccess.file_exists(file_real) or _seen.has(path):
-			continue
-		if FileAccess.file_exists(file_real + ".import"):
-			_take(path, depth + 1)
-		elif path.get_extension().to_lower() in _RAW_EXTENSIONS:
-			_seen[path] = true
-			if _copy(file_real, _shadow.path_join(path.trim_prefix("res://"))).is_empty():
-				_take_named(path, file_real, path.get_extension().to_lower(), depth + 1)
+		if decoded.contains("://") or decoded.is_absolute_path() or not Paths.inside(file_real):
+			return "it names %s, outside the project" % uri
+		var why: String = _take_file(path, file_real, depth)
+		if not why.is_empty():
+			return "it names %s, which %s" % [path, why]
+	return ""
+
+
+## Put a file a scene asset names in the shadow: an asset (it has a `.import`) imported too, a raw file
+## as bytes; return why not (after "which"), or "".
+func _take_file(path: String, real: String, depth: int) -> String:
+	if FileAccess.file_exists(real + ".import"):
+		_take(path, depth + 1)
+		return "is not imported: %s" % _refused[path] if _refused.has(path) else ""
+	if path.get_extension().to_lower() not in _RAW_EXTENSIONS:
+		return "is neither an asset nor a raw file"
+	if _seen.has(path) or not FileAccess.file_exists(real):
+		return ""
+	_seen[path] = true
+	var why: String = _take_named(path, real, path.get_extension().to_lower(), depth + 1)
+	if why.is_empty():
+		why = _copy(real, _shadow.path_join(path.trim_prefix("res://")))
+	return why
 
 
 static func _gltf_uris(json: Variant) -> PackedStringArray:

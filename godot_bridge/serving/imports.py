@@ -33,6 +33,7 @@ the import done (the stamp of `.godot/imported/` has moved) and does not import 
 from __future__ import annotations
 
 import collections
+import glob
 import hashlib
 import json
 import logging
@@ -88,8 +89,8 @@ _PROGRESS = re.compile(r"^\[\s*(\d+%|DONE)\s*\]")
 _ARTEFACT = re.compile(r"^(.+-[0-9a-f]{32})\.")
 """The name of an artefact in .godot/imported/: its asset's file name, the md5 of its res:// path,
 then its kind (`red.png-<md5>.s3tc.ctex`, `red.png-<md5>.md5`: EditorFileSystem::_reimport_file)."""
-_BESIDE_SOURCE = frozenset({"translation"})
-"""Artefacts an importer writes beside its source, not in .godot/imported/ (csv_translation's)."""
+_PASSED_ON = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "WINDIR", "TEMP", "TMP", "TMPDIR")
+"""What an import's engines get of the user's environment (a launcher script needs PATH)."""
 
 Announce = Callable[[Sequence[str]], None]
 """Told the assets (res:// paths) about to be imported, the shadow built."""
@@ -144,7 +145,10 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
         linked = _linked_import_folder(root)
         if linked is not None:
             return Outcome(failure=linked)
-        options = importer_options(engine)
+        try:
+            options = importer_options(engine)
+        except BridgeError as exc:
+            return Outcome(failure=exc.message)
         with tempfile.TemporaryDirectory(prefix="godot-bridge-import-") as scratch:
             shadow, home = Path(scratch) / "project", Path(scratch) / "home"
             shadow.mkdir()
@@ -229,9 +233,11 @@ def _build_shadow(engine: engines.Engine, root: Path, pack: Path, options: Path,
 
 
 def _private_environment(home: Path) -> dict[str, str]:
-    """The environment of an engine run on a shadow: the user's, with its settings, data and cache
-    folders (the editor's own files) moved into `home`, a folder of the import's own."""
-    env = dict(os.environ)
+    """The environment of an engine run on a shadow: only what a process needs of the user's (where
+    programs are, the language, the time zone, Windows' system folders), and its settings, data and
+    cache folders (the editor's own files) in `home`, a folder of the import's own. Nothing else of
+    the user's (tokens, keys) is handed to an editor that imports a stranger's files."""
+    env = {name: os.environ[name] for name in _PASSED_ON if name in os.environ}
     for name, below in (("HOME", ""), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"),
                         ("XDG_CACHE_HOME", "cache"), ("APPDATA", "appdata"), ("LOCALAPPDATA", "localappdata")):
         env[name] = str(home / below) if below else str(home)
@@ -296,9 +302,10 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
 def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
     """Copy into the project what the import made for the `imported` assets (res:// paths), and
     nothing else of the shadow: in .godot/imported/ the files the editor names for them
-    (`<file>-<md5 of its res:// path>.<kind>`, and its `.md5` record), a translation table's files
-    beside it, and a .import file for an asset that has none (without it the engine cannot load the
-    asset; the editor writes the same when it opens the project), said in the log.
+    (`<file>-<md5 of its res:// path>.<kind>`, and its `.md5` record), a translation table's own
+    files beside it (not a file a locale named `../x` sent elsewhere), and a .import file for an
+    asset that has none (without it the engine cannot load the asset; the editor writes the same
+    when it opens the project), said in the log.
 
     The user's own .import files stay as they are: the editor rewrites them with the parameters it
     adds since the file was written (a clone of tps-demo got 135 modified files from one read), but
@@ -312,18 +319,17 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
         if artefact.is_file() and not artefact.is_symlink() and named is not None and named[1] in names:
             _put(artefact, root / ".godot" / "imported" / artefact.name)
     written: list[str] = []
-    folders = {Path(res.removeprefix("res://")).parent for res in imported}
-    for folder in folders:
-        for made_file in sorted((shadow / folder).iterdir()):
-            relative = folder / made_file.name
-            if not made_file.is_file() or made_file.is_symlink():
-                continue
-            if made_file.suffix.removeprefix(".") in _BESIDE_SOURCE and not (root / relative).exists():
-                _put(made_file, root / relative)
-            elif (made_file.suffix == ".import" and f"res://{relative.with_suffix('').as_posix()}" in imported
-                  and not (root / relative).exists()):
-                _put(made_file, root / relative)
-                written.append(relative.as_posix())
+    for res in imported:
+        source = Path(res.removeprefix("res://"))
+        # A translation table's files are written beside it, one per language: `<table>.<locale>.translation`.
+        made_here = sorted((shadow / source.parent).glob(f"{glob.escape(source.stem)}.*.translation"))
+        for made_file in made_here if source.suffix.lower() == ".csv" else []:
+            if made_file.is_file() and not made_file.is_symlink():
+                _put(made_file, root / source.parent / made_file.name)
+        settings = shadow / f"{source}.import"
+        if settings.is_file() and not settings.is_symlink() and not (root / f"{source}.import").exists():
+            _put(settings, root / f"{source}.import")
+            written.append(f"{source.as_posix()}.import")
     if not (root / ".godot" / ".gdignore").exists() and (shadow / ".godot" / ".gdignore").is_file():
         _put(shadow / ".godot" / ".gdignore", root / ".godot" / ".gdignore")
     if written:
@@ -333,17 +339,21 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
 
 
 def _put(made: Path, target: Path) -> None:
-    """Write `made`'s bytes at `target` through a temp file renamed over it (skipped when equal)."""
+    """Write `made`'s bytes at `target` through a temp file renamed over it (skipped when equal). The
+    temp file has a name of its own making, created where nothing is (O_EXCL): a link the project
+    planted at a name it could guess is never written through; one at `target` is replaced."""
     data = made.read_bytes()
     try:
-        if target.read_bytes() == data:
+        if not target.is_symlink() and target.read_bytes() == data:
             return
     except OSError:
         pass
     target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".{target.name}.bridge-{os.getpid()}.tmp")
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".bridge.tmp")
+    temp = Path(name)
     try:
-        temp.write_bytes(data)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
         os.replace(temp, target)
     finally:
         temp.unlink(missing_ok=True)

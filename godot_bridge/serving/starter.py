@@ -64,6 +64,8 @@ class Starter:
         self._imports: dict[Path, int] = {}
         self._import_tried: dict[tuple[Path, frozenset[str]], int | None] = {}
         """The import stamp of a project right after the pool last imported a set of its assets."""
+        self._tried_asset: dict[tuple[Path, str], tuple[int, int] | None] = {}
+        """Each asset (res:// path) the pool imported or was refused, with its source's stamp then."""
         self.journals: dict[Path, Journal] = {}
         """The journal of the atomic batch being served on a project (godot_bridge/serving/journal.py)."""
         self.import_time = 0.0
@@ -128,6 +130,11 @@ class Starter:
         if not self.settings.auto_import:
             return False, ("the project's assets are not imported and --no-import (auto_import=False) keeps the "
                            "bridge from importing them: run without it, or run `godot-bridge import` once")
+        if assets != EVERY_ASSET and all(self._tried_asset.get((root, path)) == _source_stamp(root, path)
+                                         for path in assets):
+            # Each was imported (or refused) by this pool and has not changed since: the engine still
+            # finds it stale (a .import without dest_files, say), and another import would not help.
+            return False, None
         if self.imports(root) >= IMPORTS_BEFORE_ALL:
             # Requests keep meeting assets that are not imported (a batch over a fresh clone): each
             # import starts an editor (~2 s), so the rest of the project's are imported at once.
@@ -162,8 +169,19 @@ class Starter:
                                          assets)
         self.import_time += time.monotonic() - started
         self._import_tried[tried] = imports.stamp(root)
+        for path in [*outcome.imported, *outcome.refused]:
+            self._tried_asset[(root, path)] = _source_stamp(root, path)
         if outcome.imported:
             self._imports[root] = self.imports(root) + 1
             log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
         why = outcome.why_not()
         return why is None, why
+
+
+def _source_stamp(root: Path, asset: str) -> tuple[int, int] | None:
+    """When the source of `asset` (a res:// path) and its .import last changed, or None."""
+    try:
+        source, settings = (root / asset.removeprefix("res://")), (root / f"{asset.removeprefix('res://')}.import")
+        return source.stat().st_mtime_ns, settings.stat().st_mtime_ns if settings.exists() else 0
+    except OSError:
+        return None
