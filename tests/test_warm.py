@@ -417,8 +417,7 @@ def test_warm_run_in_python_logs_what_the_bridge_says_while_serving_it(
     caplog.clear()
     assert warm_run(textured(project))["result"] == "ok"
     messages = [record.getMessage() for record in caplog.records if record.name == "godot_bridge"]
-    announced = (f"{IMPORTING} {project} (first use; 0 with import settings; the engine imports each texture, "
-                 "mesh and font once)")
+    announced = f"{IMPORTING} {project} that the request needs (1, once): icons/red.png"
     assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
 
 

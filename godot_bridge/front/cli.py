@@ -11,7 +11,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 
 from godot_bridge.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS, default_processes
 from godot_bridge.errors import BridgeError
@@ -514,6 +513,8 @@ def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
 def _import(args: argparse.Namespace) -> int:
     """Import every asset of a project not imported yet (godot_bridge/serving/imports.py), with a
     progress bar; print one reply."""
+    from pathlib import Path  # not at the top: a warm run's own process loads no pathlib
+
     from godot_bridge.engine import godot as engines
     from godot_bridge.serving import imports
 
