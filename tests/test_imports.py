@@ -408,3 +408,67 @@ def test_a_ctrl_c_during_an_import_ends_the_command_at_once_and_changes_nothing(
     assert snapshot(textured) == before, "the cut-short import changed the project"
     done = run_cli("run", json.dumps(style_box(textured)), godot=godot_bin, timeout=150)
     assert done.returncode == 0 and json.loads(done.stdout)["result"] == "ok", done.stderr[-1500:]
+
+
+SCRIPTED_CLONE = {
+    "stats.gd": "class_name Stats\nextends Resource\n@export var hp: int = 3\n@export var buddy: Buddy\n",
+    "buddy.gd": 'class_name Buddy\nextends Resource\n@export var nick: String = ""\n',
+    "hero.tres": '[gd_resource type="Resource" script_class="Stats" load_steps=2 format=3]\n\n'
+                 '[ext_resource type="Script" path="res://stats.gd" id="1"]\n\n'
+                 '[resource]\nscript = ExtResource("1")\nhp = 10\n',
+}
+ENGINE_VIEW = """extends SceneTree
+func _initialize() -> void:
+	var hero: Resource = load("res://hero.tres")
+	var script: Script = hero.get_script()
+	print("VIEW " + JSON.stringify({"script": script.resource_path if script else null, "hp": hero.get("hp")}))
+	quit()
+"""
+
+
+@pytest.fixture
+def scripted_clone(project: Path) -> Path:
+    """A fresh clone whose resource carries a script that names another script's class."""
+    for name, text in SCRIPTED_CLONE.items():
+        (project / name).write_text(text)
+    return project
+
+
+def engine_view(godot_bin: str, clone: Path, tmp_path: Path) -> dict[str, object]:
+    """The engine's own view of hero.tres in a copy of `clone` the editor has imported."""
+    copy = tmp_path / "editor-imported"
+    shutil.copytree(clone, copy)
+    subprocess.run([godot_bin, "--headless", "--path", str(copy), "--import"], capture_output=True, timeout=120)
+    (tmp_path / "view.gd").write_text(ENGINE_VIEW)
+    done = subprocess.run([godot_bin, "--headless", "--path", str(copy), "-s", str(tmp_path / "view.gd")],
+                          capture_output=True, text=True, timeout=120)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("VIEW ")]
+    view: dict[str, object] = json.loads(line.removeprefix("VIEW "))
+    return view
+
+
+@pytest.mark.timeout(240)
+def test_a_scripted_resource_of_a_fresh_clone_reads_with_allow_scripts_as_the_engine_sees_it(
+        scripted_clone: Path, godot_bin: str, tmp_path: Path) -> None:
+    # Before: {"script": null, "properties": {}} and "ok": without the editor's class cache, stats.gd
+    # did not compile (it names Buddy), and the resource loaded without its script.
+    view = engine_view(godot_bin, scripted_clone, tmp_path)
+    assert view == {"script": "res://stats.gd", "hp": 10}
+    before = snapshot(scripted_clone)
+    done = run_cli("run", json.dumps({"op": "resource_read", "project_path": str(scripted_clone),
+                                      "resource_path": "hero.tres", "allow_scripts": True}), godot=godot_bin)
+    reply = json.loads(done.stdout)
+    assert reply["result"] == "ok", reply
+    assert {"script": reply["script"], "hp": reply["properties"].get("hp")} == view
+    assert "as the Godot editor does, its scripts allowed" in done.stderr
+    after = snapshot(scripted_clone)
+    assert {name: data for name, data in after.items() if not name.startswith(".godot/")} == before
+
+
+def test_without_allow_scripts_a_scripted_resource_stays_refused_and_nothing_is_imported(
+        scripted_clone: Path, godot_bin: str) -> None:
+    before = snapshot(scripted_clone)
+    done = run_cli("run", json.dumps({"op": "resource_read", "project_path": str(scripted_clone),
+                                      "resource_path": "hero.tres"}), godot=godot_bin)
+    assert json.loads(done.stdout)["error"]["code"] == "unsafe_resource"
+    assert snapshot(scripted_clone) == before

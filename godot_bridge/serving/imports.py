@@ -168,6 +168,57 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
         held.release()
 
 
+CLASS_CACHE = Path(".godot", "global_script_class_cache.cfg")
+"""The editor's table of the project's named script classes (`class_name`): without it a script that
+names another's class does not compile, and a resource carrying it loads without its script."""
+_TRUSTED_MADE = ("global_script_class_cache.cfg", "extension_list.cfg", "uid_cache.bin")
+"""What the editor makes in .godot/ when it opens a project, besides its import artefacts, that an
+engine serving allow_scripts requests reads at start."""
+
+
+def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress: Progress) -> str | None:
+    """Import `root` as the editor does when it opens it, scripts and plugins allowed: for a request
+    that allows scripts on a project no editor has opened (a fresh clone has no CLASS_CACHE). It runs
+    on a copy of the project behind the wall (writing only the copy and a private home), so that the
+    project's own files stay as they are (the editor rewrites `.import` files and adds `.uid` files);
+    what it made in `.godot/` comes back: the artefacts, and the class cache, extension list and uid
+    cache where the project has none. Return why it failed, or None."""
+    deadline = time.monotonic() + timeout
+    try:
+        held = locks.hold_import(root, deadline)
+    except BridgeError as exc:
+        return exc.message
+    except OSError as exc:
+        return f"the import of {root} could not take its lock: {exc.strerror or exc}"
+    try:
+        if (root / CLASS_CACHE).exists():
+            return None
+        linked = _linked_import_folder(root)
+        if linked is not None:
+            return linked
+        with tempfile.TemporaryDirectory(prefix="godot-bridge-trusted-") as scratch:
+            copy, home = Path(scratch) / "project", Path(scratch) / "home"
+            home.mkdir()
+            # The editor skips hidden folders (.git, .godot among them): the copy does too.
+            shutil.copytree(root, copy, symlinks=True, ignore=lambda folder, names: [
+                name for name in names if name.startswith(".") and os.path.isdir(os.path.join(folder, name))])
+            failure = _run_import(engine, copy, deadline, progress, home=home, recovery=False)
+            if failure is not None:
+                return failure
+            made = copy / ".godot"
+            for name in _TRUSTED_MADE:
+                if (made / name).is_file() and not (made / name).is_symlink() and not (root / ".godot" / name).exists():
+                    _put(made / name, root / ".godot" / name)
+            for artefact in sorted((made / "imported").iterdir()) if (made / "imported").is_dir() else []:
+                if artefact.is_file() and not artefact.is_symlink():
+                    _put(artefact, root / ".godot" / "imported" / artefact.name)
+        return None
+    except OSError as exc:
+        return f"the import of {root} failed: {exc.strerror or exc}"
+    finally:
+        held.release()
+
+
 def _linked_import_folder(root: Path) -> str | None:
     """Why the project's import folder cannot take artefacts (a link: git stores those), or None."""
     for folder in (root / ".godot", root / ".godot" / "imported"):
@@ -245,11 +296,12 @@ def _private_environment(home: Path) -> dict[str, str]:
 
 
 def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress: Progress, *,
-                home: Path | None = None) -> str | None:
+                home: Path | None = None, recovery: bool = True) -> str | None:
     """Run the editor's import on `shadow` behind the wall: it reads the shadow, its own files and
-    `home` (its settings and caches), and writes only the shadow and `home`."""
+    `home` (its settings and caches), and writes only the shadow and `home`. `recovery`: with editor
+    plugins, tool scripts and GDExtensions off, where the engine can."""
     argv = [engine.path, "--headless", "--path", str(shadow), "--import"]
-    if engine.version_tuple >= _RECOVERY_MODE:
+    if recovery and engine.version_tuple >= _RECOVERY_MODE:
         argv.insert(2, "--recovery-mode")
     env = None
     if home is not None:

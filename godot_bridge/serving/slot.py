@@ -189,6 +189,7 @@ class Slot:
         try:
             task.locked_until = 0.0  # sent again after an import, it waits anew
             if task.job.allows_scripts:
+                self.pool.interruptible(functools.partial(self.pool.starter.trusted_import, self.root))
                 worker = self._replace_worker(trusted=True)
             else:
                 worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()

@@ -64,6 +64,8 @@ class Starter:
         self._imports: dict[Path, int] = {}
         self._import_tried: dict[tuple[Path, frozenset[str]], int | None] = {}
         """The import stamp of a project right after the pool last imported a set of its assets."""
+        self._trusted_imports: set[Path] = set()
+        """Projects the pool has imported (or tried to) as the editor does, scripts allowed."""
         self._tried_asset: dict[tuple[Path, str], tuple[int, int] | None] = {}
         """Each asset (res:// path) the pool imported or was refused, with its source's stamp then."""
         self.journals: dict[Path, Journal] = {}
@@ -114,6 +116,29 @@ class Starter:
     def imports(self, root: Path) -> int:
         """Return how many times the pool has imported `root` (workers started before are stale)."""
         return self._imports.get(root, 0)
+
+    def trusted_import(self, root: Path) -> None:
+        """Before an allow_scripts request is served on `root`, import it as the editor does, its
+        scripts allowed, when no editor has opened it (godot_bridge/serving/imports.py trusted_import):
+        its script classes are unknown until then, and a resource whose script names another's class
+        would read as if it had no script. Once per pool; a failure is logged, and the request is
+        served with what the project has."""
+        if (not self.settings.auto_import or root in self._trusted_imports
+                or (root / imports.CLASS_CACHE).exists()):
+            return
+        self._trusted_imports.add(root)
+        started = time.monotonic()
+        log.warning("godot-bridge: importing %s as the Godot editor does, its scripts allowed (allow_scripts; once): "
+                    "no editor has opened it, so its script classes are not known yet", root)
+        self._inbox.flush()
+        failure = imports.trusted_import(self.found_engine(), root, max(self.settings.timeout, imports.IMPORT_TIMEOUT),
+                                         lambda done, total: None)
+        self.import_time += time.monotonic() - started
+        if failure is not None:
+            log.warning("godot-bridge: the import of %s with its scripts failed: %s", root, failure)
+            return
+        self._imports[root] = self.imports(root) + 1
+        log.warning("godot-bridge: imported %s with its scripts in %.1f s", root, time.monotonic() - started)
 
     def import_for(self, root: Path, seen: int, stamp: int | None,
                    assets: Sequence[str] = EVERY_ASSET) -> tuple[bool, str | None]:
