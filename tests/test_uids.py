@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -211,3 +212,28 @@ def test_a_stamp_the_file_system_cuts_short_is_an_error(tmp_path: Path, godot_bi
                           restore_signals=False)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["error"] != 0, result
+
+
+STALE_HOLDER = ('[gd_resource type="Resource" load_steps=2 format=3]\n\n'
+                '[ext_resource type="{type}" uid="{uid}" path="res://old/place/{name}" id="1"]\n\n'
+                '[resource]\nmetadata/named = ExtResource("1")\n')
+
+
+@pytest.mark.parametrize("moved", ["materials/base.tres", "icons/red.png"])
+def test_a_file_whose_dependency_moved_loads_it_by_its_uid_on_a_fresh_clone(
+        template: Path, tmp_path: Path, godot_bin: str, moved: str) -> None:
+    # The editor finds a moved dependency by its uid; on a fresh clone (no uid cache) the bridge
+    # answered not_found for the stale path until something had imported the whole project.
+    clone = fresh_clone(template, tmp_path)
+    if moved.endswith(".png"):
+        uid = re.search(r'^uid="(uid://[a-z0-9]+)"', (clone / f"{moved}.import").read_text(), re.MULTILINE)[1]
+    else:
+        uid = file_uid(clone / moved)
+    assert uid
+    kind = "Texture2D" if moved.endswith(".png") else "Material"
+    (clone / "holder.tres").write_text(STALE_HOLDER.format(type=kind, uid=uid, name=Path(moved).name))
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "holder.tres",
+                            "depth": 0})
+    assert reply["result"] == "ok", reply
+    assert reply["properties"]["metadata/named"] == f"res://{moved}"

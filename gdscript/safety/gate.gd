@@ -36,6 +36,7 @@ const Paths = preload("paths.gd")
 ## imported asset, and an engine compiled these two at every start (~40 ms of it on a 2-core VM).
 const _BINARY_FORMAT: String = "formats/binary_format.gd"
 const _IMPORTED: String = "safety/imported.gd"
+const _PROJECT_UIDS: String = "safety/project_uids.gd"
 
 ## The text loader's extensions (ResourceFormatLoaderText recognizes no others).
 const _TEXT_EXTENSIONS: Array[String] = ["tres", "tscn"]
@@ -196,8 +197,31 @@ static func _verdict(path: String) -> Array:
 	var problem: Array = judge(scan)
 	if problem != MAY:
 		return problem
+	if _names_unknown_uid_at_stale_path(scan, path):
+		var uids: GDScript = _own_script(_PROJECT_UIDS)
+		if uids == null:
+			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
+		uids.learn()
 	_passed[path] = scan.loads.map(func(load: Dictionary) -> String: return named(load, path))
 	return MAY
+
+
+## Whether a file (its scan) names a file by a uid the engine does not know and a path where nothing
+## is: a fresh clone's file whose dependency moved, which the editor finds by its uid.
+static func _names_unknown_uid_at_stale_path(scan: Scan, path: String) -> bool:
+	for load: Dictionary in scan.loads:
+		if load["uid"].is_empty() or ResourceUID.text_to_id(load["uid"]) == ResourceUID.INVALID_ID:
+			continue
+		if ResourceUID.has_id(ResourceUID.text_to_id(load["uid"])):
+			continue
+		var named_path: String = load["path"]
+		if named_path.is_empty():
+			return true
+		if not named_path.contains("://") and not named_path.is_absolute_path():
+			named_path = path.get_base_dir().path_join(named_path).simplify_path()
+		if not FileAccess.file_exists(Paths.real(named_path)):
+			return true
+	return false
 
 
 ## What the readers find in the bytes of a resource file (binary by its magic, text otherwise).

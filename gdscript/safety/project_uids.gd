@@ -1,0 +1,50 @@
+extends RefCounted
+## The uids of a project that no editor has opened, learnt from its files as the editor's scan learns
+## them, for a file whose `ext_resource` path is stale but whose uid names a file of the project.
+##
+## The engine's text and binary loaders take an ext_resource's uid before its path when ResourceUID
+## knows the uid (ResourceFormatLoaderText::_parse_ext_resource); ResourceUID learns them from
+## `.godot/uid_cache.bin`, which a fresh clone lacks, so such a file failed with not_found there and
+## loaded in the editor. The gate (gate.gd) asks for the project's uids the first time a file it reads
+## names a uid the engine does not know and a path that does not exist; this reads each file's uid
+## where the editor finds it (formats/ids.gd: a header, a `.import`, a `.uid`), skipping hidden
+## folders, folders holding `.gdignore` and linked folders, and adds those ResourceUID lacks. A uid
+## that two files claim names neither (godot_bridge/requests/uids.py decides the same).
+
+const Ids = preload("../formats/ids.gd")
+const Paths = preload("paths.gd")
+
+## The sidecars whose uid belongs to the file beside them: never a file of their own.
+const _SIDECARS: Array[String] = ["import", "uid"]
+
+## Whether the project's uids were learnt by this engine (once: a file added since is met by path).
+static var _learnt: bool = false
+
+
+## Add the project's uids that ResourceUID lacks, the first time only.
+static func learn() -> void:
+	if _learnt:
+		return
+	_learnt = true
+	var found: Dictionary = {}
+	_walk("res://", found)
+	for id: int in found:
+		if found[id] != "" and not ResourceUID.has_id(id):
+			ResourceUID.add_id(id, found[id])
+
+
+## Note the uid of each file below `folder` in `found` (id -> res:// path, "" when two files claim it).
+static func _walk(folder: String, found: Dictionary) -> void:
+	var dir: DirAccess = DirAccess.open(Paths.absolute(folder))
+	if dir == null or dir.file_exists(".gdignore"):
+		return
+	for name: String in dir.get_files():
+		if name.get_extension().to_lower() in _SIDECARS:
+			continue
+		var text: String = Ids.uid_of(Paths.absolute(folder.path_join(name)))
+		var id: int = ResourceUID.text_to_id(text) if not text.is_empty() else ResourceUID.INVALID_ID
+		if id != ResourceUID.INVALID_ID:
+			found[id] = folder.path_join(name) if not found.has(id) else ""
+	for name: String in dir.get_directories():
+		if not name.begins_with(".") and not dir.is_link(Paths.absolute(folder.path_join(name))):
+			_walk(folder.path_join(name), found)
