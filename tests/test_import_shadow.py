@@ -297,3 +297,111 @@ def test_the_import_gets_none_of_the_users_environment_but_what_a_process_needs(
     assert env["HOME"] == str(tmp_path)
     assert set(env) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "WINDIR", "TEMP", "TMP", "TMPDIR",
                         "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "APPDATA", "LOCALAPPDATA"}
+
+
+# ----- the corpus: every loader extension holding a script, named every way, one import watched ----
+
+SETTINGS_LOADED_AT_START = [
+    ("gui", "theme/custom"), ("gui", "theme/custom_font"), ("audio", "buses/default_bus_layout"),
+    ("rendering", "environment/defaults/default_environment"), ("application", "boot_splash/image"),
+    ("application", "config/icon"), ("application", "run/main_scene"), ("display", "mouse_cursor/custom_image"),
+    ("xr", "openxr/default_action_map"), ("physics", "3d/default_physics_material"),
+]
+"""Project settings whose value the editor (or the engine at start) loads as a resource."""
+NOT_BINARY = {"ogv", "gdshaderinc", "gdshader", "tscn", "tres", "po", "mo", "image", "crt", "key", "pub", "json",
+              "gdextension", "gd", "gdc", "ctex", "ctexarray", "ccube", "ccubearray", "ctex3d", "dds", "ktx", "ktx2"}
+"""Loader extensions that are not the binary resource format's (asked of the engine: the rest are)."""
+IMPORT_FORMS: list[tuple[str, str]] = [
+    ("import_script/path", 'import_script/path="{path}"'),
+    ("import_script/path as a NodePath", 'import_script/path=NodePath("{path}")'),
+    ("a repeated [params] section", '\n[params]\n\nimport_script/path="{path}"'),
+    ("_subresources use_external/path", ('_subresources={{"materials": {{"m": {{"use_external/enabled": true, '
+                                         '"use_external/path": "{path}"}}}}}}')),
+    ("Resource() nested in a dictionary and an array", '_subresources={{"x": [{{"y": Resource("{path}")}}]}}'),
+    ("nodes/root_script", 'nodes/root_script=Resource("{path}")'),
+]
+MAKE_SCRIPTED = """extends SceneTree
+func _initialize() -> void:
+	print("EXT " + ",".join(ResourceLoader.get_recognized_extensions_for_type("")))
+	var script := GDScript.new()
+	script.source_code = {source}
+	script.reload()
+	var scripted := Resource.new()
+	scripted.set_script(script)
+	ResourceSaver.save(scripted, "res://evil.res")
+	ResourceSaver.save(scripted, "res://evil.tres")
+	quit()
+"""
+
+
+def test_the_corpus_runs_nothing_and_opens_none_of_the_files_it_names(
+        project: Path, tmp_path: Path, godot_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")  # the construction alone
+    marker = tmp_path / "MARKER"
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "project.godot").write_text("config_version=5\n")
+    (made / "make.gd").write_text(MAKE_SCRIPTED.format(source=json.dumps(marker_script(marker))))
+    done = subprocess.run([godot_bin, "--headless", "--path", str(made), "-s", "make.gd"], capture_output=True,
+                          text=True, timeout=120, cwd=made)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("EXT ")]
+    binary = sorted(set(line.removeprefix("EXT ").split(",")) - NOT_BINARY)
+    marker.unlink()  # the maker compiled the script: it ran there, as it should
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    evil: list[str] = []
+    for extension in [*binary, "tres", "tscn"]:
+        source = made / ("evil.tres" if extension in ("tres", "tscn") else "evil.res")
+        data = source.read_bytes()
+        if extension == "tscn":
+            data = scripted_scene(marker).encode()
+        for folder, prefix in ((project, "res://"), (outside, f"{outside}/")):
+            (folder / f"evil_{extension}.{extension}").write_bytes(data)
+            evil.append(f"{prefix}evil_{extension}.{extension}")
+    (project / "icons").mkdir()
+    (project / "icons" / "red.png").write_bytes(png())  # one asset to import: the editor does run
+    cases = 0
+    for i, path in enumerate(evil):
+        for j, (_name, form) in enumerate(IMPORT_FORMS):
+            (project / f"m{i}_{j}.gltf").write_text(GLTF)
+            (project / f"m{i}_{j}.gltf.import").write_text(scene_import(form.format(path=path)))
+            cases += 1
+        if path.startswith("res://"):
+            (project / f"i{i}.gltf").write_text(json.dumps({**json.loads(GLTF), "images": [{"uri": path[6:]}]}))
+            cases += 1
+    sections: dict[str, list[str]] = {}
+    for k, (section, key) in enumerate(SETTINGS_LOADED_AT_START):
+        sections.setdefault(section, []).append(f'{key}="{evil[k % len(evil)]}"')
+        cases += 1
+    (project / "project.godot").write_text("config_version=5\n" + "".join(
+        f"\n[{section}]\n\n" + "\n".join(lines) + "\n" for section, lines in sections.items()))
+    godot_folder = {
+        ".godot/imported/evil.res": (made / "evil.res").read_bytes(),
+        ".godot/global_script_class_cache.cfg": b'list=[{"base": &"Resource", "class": &"Evil", "icon": "", '
+                                                b'"language": &"GDScript", "path": "res://evil_res.res"}]\n',
+        ".godot/extension_list.cfg": b"res://evil.gdextension\n",
+        ".godot/editor/project_metadata.cfg": b'[editor_metadata]\n\nexecutable_path="/bin/sh"\n',
+        ".godot/editor/filesystem_cache10": b"res://evil_res.res\n",
+    }
+    for name, data in godot_folder.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_bytes(data)
+        cases += 1
+    log = tmp_path / "strace.log"
+    reply = import_all(project, godot_bin, log)
+    print(f"{cases} ways of naming {len(evil)} scripted files of {len(binary) + 2} extensions")
+    assert not marker.exists(), "the project's code ran during the import"
+    assert reply["imported"] == 1 and len(reply["refused"]) == cases - len(SETTINGS_LOADED_AT_START) - len(
+        godot_folder), reply["refused"]
+    paths = opened(log)
+    assert any(path.endswith("red.png") for path in paths), "strace recorded nothing of the import"
+    names = {Path(path).name for path in evil}
+    assert [path for path in paths if Path(path).name in names or path.startswith(str(outside))] == []
+    planted = {str(project / name) for name in godot_folder}
+    assert [path for path in paths if path in planted] == []
+
+
+def scripted_scene(marker: Path) -> str:
+    source = json.dumps(marker_script(marker).replace("extends Resource", "extends Node"))
+    return (f'[gd_scene load_steps=2 format=3]\n\n[sub_resource type="GDScript" id="1"]\nscript/source = {source}\n\n'
+            '[node name="Root" type="Node"]\nscript = SubResource("1")\n')
