@@ -405,3 +405,34 @@ def scripted_scene(marker: Path) -> str:
     source = json.dumps(marker_script(marker).replace("extends Resource", "extends Node"))
     return (f'[gd_scene load_steps=2 format=3]\n\n[sub_resource type="GDScript" id="1"]\nscript/source = {source}\n\n'
             '[node name="Root" type="Node"]\nscript = SubResource("1")\n')
+
+
+def test_a_path_that_climbs_out_of_the_project_and_back_in_is_refused(hostile: dict[str, Path], godot_bin: str) -> None:
+    # Checked against the real project, "../" x depth + the project's own path came back inside it;
+    # copied into the shadow, the same text led out of the shadow: the builder wrote outside it, and
+    # an image named so was loaded through the project's .remap by the import's editor.
+    project = hostile["project"]
+    back_in = "../" * len(project.resolve().parts[1:]) + "/".join(project.resolve().parts[1:])
+    (project / "pos.bin").write_bytes(b"\0" * 12)
+    (project / "model.gltf").write_text(json.dumps(
+        {**json.loads(GLTF), "buffers": [{"uri": f"{back_in}/pos.bin", "byteLength": 12}]}))
+    (project / "icons" / "red.png.import").write_text(texture_import(f'roughness/src_normal="res://{back_in}/icons/red.png"'))
+    reply = import_all(project, godot_bin)
+    assert "outside the project" in reply["refused"]["res://model.gltf"], reply
+    assert "outside the project" in reply["refused"]["res://icons/red.png"], reply
+
+
+@pytest.mark.parametrize("name", ["override.cfg", "project.binary", "icons/red.png.remap", ".hidden/blue.png"])
+def test_only_files_an_importer_reads_go_into_the_shadow(hostile: dict[str, Path], godot_bin: str, name: str) -> None:
+    # override.cfg with a .import naming the texture importer went into the shadow's root as it was,
+    # where the engine reads it as settings over the shadow's project.godot.
+    project = hostile["project"]
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_bytes(png() if name.endswith(".png") else b'[gui]\n\ntheme/custom="res://evil.tres"\n')
+    (project / f"{name}.import").write_text(texture_import().replace("res://icons/red.png", f"res://{name}"))
+    reply = import_all(project, godot_bin)
+    assert not hostile["marker"].exists()
+    if name.startswith("."):
+        assert f"res://{name}" not in reply["refused"], reply  # the editor never meets it: nor does the bridge
+    else:
+        assert "the editor's importers take no" in reply["refused"][f"res://{name}"], reply

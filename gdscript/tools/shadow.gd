@@ -217,8 +217,10 @@ static func _source_problem(source: String, depth: int) -> String:
 	if depth > _MAX_DEPTH:
 		return "it is named through more than %d other assets" % _MAX_DEPTH
 	var real: String = Paths.real(source)
-	if not Paths.inside(real) or not FileAccess.file_exists(real):
+	if _leaves_root(source) or not Paths.inside(real) or not FileAccess.file_exists(real):
 		return "it is not a file inside the project"
+	if _hidden(source):
+		return "it is hidden (a name that begins with a dot), and the editor imports no hidden file"
 	var extension: String = source.get_extension().to_lower()
 	if extension in _PROGRAM_EXTENSIONS:
 		return "the editor imports a .%s file by running another program, which the bridge does not run" % extension
@@ -228,7 +230,26 @@ static func _source_problem(source: String, depth: int) -> String:
 		# A resource file is loaded as it is, never imported: in the shadow, the editor (or an
 		# importer that names it) would load it, and whatever script it carries.
 		return "it is a resource file, which the engine loads as it is, not an asset to import"
+	if extension not in _IMPORTED_EXTENSIONS:
+		# Only what an importer reads goes in: a file the engine reads by its name alone
+		# (override.cfg, project.binary, a .remap) would act on the shadow's editor unchecked.
+		return "the editor's importers take no .%s file" % extension
 	return ""
+
+
+## Whether a res:// path, simplified, climbs above the project's folder: checked against the real
+## project it may come back in, but the shadow lies elsewhere, and there it would lead out.
+static func _leaves_root(path: String) -> bool:
+	var inner: String = path.simplify_path().trim_prefix("res://")
+	return inner == ".." or inner.begins_with("../")
+
+
+## Whether a res:// path has a hidden part (the editor skips those, `.godot/` among them).
+static func _hidden(path: String) -> bool:
+	for part: String in path.trim_prefix("res://").split("/", false):
+		if part.begins_with("."):
+			return true
+	return false
 
 
 ## Read the `.import` of `source` into `settings` (left empty when it has none); return why it
@@ -332,7 +353,9 @@ func _path_option(option: String, value: String, depth: int) -> String:
 
 ## Why a value (or what it holds) names a file, or "": strings that are paths, except a subresource's
 ## path whose `…/enabled` beside it is false (the scene importer neither loads nor writes it then).
-static func _inert(where: String, value: Variant, owner: Dictionary = {}, key: String = "") -> String:
+static func _inert(where: String, value: Variant, owner: Dictionary = {}, key: String = "", depth: int = 0) -> String:
+	if depth > _MAX_DEPTH:
+		return "its import option %s is nested more than %d levels deep" % [where, _MAX_DEPTH]
 	match typeof(value):
 		TYPE_STRING, TYPE_STRING_NAME:
 			var text: String = value
@@ -341,14 +364,14 @@ static func _inert(where: String, value: Variant, owner: Dictionary = {}, key: S
 				return "its import option %s names %s, a file the importer would open" % [where, text]
 		TYPE_ARRAY:
 			for item: Variant in value:
-				var why: String = _inert(where, item)
+				var why: String = _inert(where, item, {}, "", depth + 1)
 				if not why.is_empty():
 					return why
 		TYPE_DICTIONARY:
 			for item_key: Variant in value:
 				if typeof(item_key) != TYPE_STRING and typeof(item_key) != TYPE_STRING_NAME:
 					return "its import option %s has a key that is not a name" % where
-				var why: String = _inert("%s/%s" % [where, item_key], value[item_key], value, item_key)
+				var why: String = _inert("%s/%s" % [where, item_key], value[item_key], value, item_key, depth + 1)
 				if not why.is_empty():
 					return why
 		TYPE_OBJECT, TYPE_RID, TYPE_CALLABLE, TYPE_SIGNAL, TYPE_NODE_PATH:
@@ -364,8 +387,10 @@ static func _disabled(owner: Dictionary, key: String) -> bool:
 
 ## The res:// path of a file inside the project that an import option names, or "".
 static func _project_path(named: String) -> String:
-	var real: String = Paths.real(named if named.contains("://") or named.is_absolute_path() else "res://" + named)
-	return Paths.to_res(real) if Paths.inside(real) and not named.begins_with("uid://") else ""
+	var path: String = named if named.contains("://") or named.is_absolute_path() else "res://" + named
+	var real: String = Paths.real(path)
+	var inside: bool = Paths.inside(real) and not _leaves_root(path) and not named.begins_with("uid://")
+	return Paths.to_res(real) if inside else ""
 
 
 ## Take in what a scene asset names beside itself: a glTF's buffers and images, an OBJ's material
@@ -391,7 +416,7 @@ func _take_named(source: String, real: String, extension: String, depth: int) ->
 		var decoded: String = uri.uri_decode()
 		var path: String = source.get_base_dir().path_join(decoded).simplify_path()
 		var file_real: String = Paths.real(path)
-		if decoded.contains("://") or decoded.is_absolute_path() or not Paths.inside(file_real):
+		if decoded.contains("://") or decoded.is_absolute_path() or _leaves_root(path) or not Paths.inside(file_real):
 			return "it names %s, outside the project" % uri
 		var why: String = _take_file(path, file_real, depth)
 		if not why.is_empty():
@@ -405,7 +430,7 @@ func _take_file(path: String, real: String, depth: int) -> String:
 	if FileAccess.file_exists(real + ".import"):
 		_take(path, depth + 1)
 		return "is not imported: %s" % _refused[path] if _refused.has(path) else ""
-	if path.get_extension().to_lower() not in _RAW_EXTENSIONS:
+	if path.get_extension().to_lower() not in _RAW_EXTENSIONS or _hidden(path):
 		return "is neither an asset nor a raw file"
 	if _seen.has(path) or not FileAccess.file_exists(real):
 		return ""
