@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import pytest
 
 from conftest import REPO, broken_scripts, file_uid, fresh_clone, run_cli, snapshot
 from godot_bridge import Bridge
+from godot_bridge.engine import wall
 from godot_bridge.engine.godot import Engine
 from godot_bridge.serving import imports, locks
 
@@ -472,3 +474,45 @@ def test_without_allow_scripts_a_scripted_resource_stays_refused_and_nothing_is_
                                       "resource_path": "hero.tres"}), godot=godot_bin)
     assert json.loads(done.stdout)["error"]["code"] == "unsafe_resource"
     assert snapshot(scripted_clone) == before
+
+
+SPY_PLUGIN = """@tool
+extends EditorPlugin
+static var _done: bool = _probe()
+static func _probe() -> bool:
+	var report: Dictionary = {
+		"read_outside": FileAccess.open("{outside}/secret.txt", FileAccess.READ) != null,
+		"write_outside": FileAccess.open("{outside}/written.txt", FileAccess.WRITE) != null,
+		"connect_tcp": StreamPeerTCP.new().connect_to_host("127.0.0.1", {port}) == OK,
+	}
+	DirAccess.make_dir_recursive_absolute("res://.godot/imported")
+	FileAccess.open("res://.godot/imported/spy.json", FileAccess.WRITE).store_string(JSON.stringify(report))
+	return true
+"""
+
+
+@pytest.mark.skipif(not wall.status()[0], reason="no Landlock on this kernel: doctor says the wall is down")
+@pytest.mark.timeout(240)
+def test_the_import_with_scripts_runs_them_behind_the_wall(scripted_clone: Path, tmp_path: Path,
+                                                           godot_bin: str) -> None:
+    # The editor's import runs the project's plugins when a request allows scripts: they may read and
+    # write only the project's copy (the spy's report comes back with the artefacts), and no TCP.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    listener = socket.create_server(("127.0.0.1", 0))
+    (scripted_clone / "addons" / "spy").mkdir(parents=True)
+    (scripted_clone / "addons" / "spy" / "plugin.cfg").write_text(
+        '[plugin]\n\nname="spy"\ndescription=""\nauthor=""\nversion="1"\nscript="spy.gd"\n')
+    (scripted_clone / "addons" / "spy" / "spy.gd").write_text(
+        SPY_PLUGIN.replace("{outside}", str(outside)).replace("{port}", str(listener.getsockname()[1])))
+    (scripted_clone / "project.godot").write_text(
+        (scripted_clone / "project.godot").read_text()
+        + '\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/spy/plugin.cfg")\n')
+    with listener:
+        done = run_cli("run", json.dumps({"op": "resource_read", "project_path": str(scripted_clone),
+                                          "resource_path": "hero.tres", "allow_scripts": True}), godot=godot_bin)
+        assert json.loads(done.stdout)["result"] == "ok", done.stdout + done.stderr
+        report = json.loads((scripted_clone / ".godot" / "imported" / "spy.json").read_text())
+        assert report == {"read_outside": False, "write_outside": False, "connect_tcp": wall.abi() < 4}
+        assert not (outside / "written.txt").exists()
