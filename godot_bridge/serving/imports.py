@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from godot_bridge.engine import cache_dir, wall
 from godot_bridge.engine import godot as engines
@@ -132,19 +133,10 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
     """Import `assets` of `root` (a real path; res:// paths, or EVERY_ASSET) unless someone imported
     since `seen` (a stamp() taken when the need was found). `announce` is called once the shadow
     is built, `progress` as each asset is imported."""
-    deadline = time.monotonic() + timeout
-    try:
-        held = locks.hold_import(root, deadline)
-    except BridgeError as exc:
-        return Outcome(failure=exc.message)
-    except OSError as exc:
-        return Outcome(failure=f"the import of {root} could not take its lock: {exc.strerror or exc}")
-    try:
+
+    def build_and_import(deadline: float) -> Outcome:
         if stamp(root) != seen:
             return Outcome()
-        linked = _linked_import_folder(root)
-        if linked is not None:
-            return Outcome(failure=linked)
         try:
             options = importer_options(engine)
         except BridgeError as exc:
@@ -162,10 +154,9 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
                 return Outcome(refused=built.refused, failure=failure)
             _bring_back(shadow, root, built.imported)
         return built
-    except OSError as exc:
-        return Outcome(failure=f"the import of {root} failed: {exc.strerror or exc}")
-    finally:
-        held.release()
+
+    done = _under_lock(root, timeout, build_and_import)
+    return Outcome(failure=done) if isinstance(done, str) else done
 
 
 CLASS_CACHE = Path(".godot", "global_script_class_cache.cfg")
@@ -183,19 +174,10 @@ def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress:
     project's own files stay as they are (the editor rewrites `.import` files and adds `.uid` files);
     what it made in `.godot/` comes back: the artefacts, and the class cache, extension list and uid
     cache where the project has none. Return why it failed, or None."""
-    deadline = time.monotonic() + timeout
-    try:
-        held = locks.hold_import(root, deadline)
-    except BridgeError as exc:
-        return exc.message
-    except OSError as exc:
-        return f"the import of {root} could not take its lock: {exc.strerror or exc}"
-    try:
+
+    def copy_and_import(deadline: float) -> str | None:
         if (root / CLASS_CACHE).exists():
             return None
-        linked = _linked_import_folder(root)
-        if linked is not None:
-            return linked
         with tempfile.TemporaryDirectory(prefix="godot-bridge-trusted-") as scratch:
             copy, home = Path(scratch) / "project", Path(scratch) / "home"
             home.mkdir()
@@ -213,6 +195,26 @@ def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress:
                 if artefact.is_file() and not artefact.is_symlink():
                     _put(artefact, root / ".godot" / "imported" / artefact.name)
         return None
+
+    return _under_lock(root, timeout, copy_and_import)
+
+
+_Done = TypeVar("_Done")
+
+
+def _under_lock(root: Path, timeout: float, work: Callable[[float], _Done]) -> _Done | str:
+    """Run `work(deadline)` holding `root`'s import lock, its .godot/ found to be no link; return what
+    it returns, or why it could not run or failed (a lock not had, a file system error)."""
+    deadline = time.monotonic() + timeout
+    try:
+        held = locks.hold_import(root, deadline)
+    except BridgeError as exc:
+        return exc.message
+    except OSError as exc:
+        return f"the import of {root} could not take its lock: {exc.strerror or exc}"
+    try:
+        linked = _linked_import_folder(root)
+        return linked if linked is not None else work(deadline)
     except OSError as exc:
         return f"the import of {root} failed: {exc.strerror or exc}"
     finally:
