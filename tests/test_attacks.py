@@ -166,20 +166,28 @@ LONG_REQUEST = textwrap.dedent("""
 """)
 
 
-def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str) -> None:
+@pytest.mark.parametrize("engine", ["serving", "importing"])
+def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str, engine: str) -> None:
     project = new_project(tmp_path)
     (project / "plain.tres").write_text('[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\n')
     (project / "slow.gd").write_text("extends Resource\nfunc _init() -> void:\n\tOS.delay_msec(60000)\n")
     (project / "slow.tres").write_text('[gd_resource type="Resource" format=3]\n\n'
                                        '[ext_resource type="Script" path="res://slow.gd" id="1"]\n\n'
                                        '[resource]\nscript = ExtResource("1")\n')
+    if engine == "serving":
+        # An editor has opened it: the allow_scripts request goes straight to an engine. Otherwise the
+        # editor's import runs first, and the slow script holds it up: it has no heartbeat to fail,
+        # and outlived a killed bridge before it was started to die with it.
+        (project / ".godot").mkdir()
+        (project / ".godot" / "global_script_class_cache.cfg").write_text("list=[]\n")
     bridge = subprocess.Popen([sys.executable, "-c", LONG_REQUEST, str(project), godot_bin],
                               stdout=subprocess.PIPE, cwd=REPO)
     assert bridge.stdout is not None
     json.loads(bridge.stdout.readline())
-    time.sleep(1.0)  # the slow request is in an engine now
+    time.sleep(1.0 if engine == "serving" else 4.0)  # the slow request is in an engine, or the import's
     engines = psutil.Process(bridge.pid).children(recursive=True)
     assert engines, "no engine was serving the slow request"
+    assert any("--import" in process.cmdline() for process in engines) == (engine == "importing")
     bridge.send_signal(signal.SIGKILL)
     bridge.wait()
     time.sleep(2.0)

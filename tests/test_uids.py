@@ -226,7 +226,9 @@ def test_a_file_whose_dependency_moved_loads_it_by_its_uid_on_a_fresh_clone(
     # answered not_found for the stale path until something had imported the whole project.
     clone = fresh_clone(template, tmp_path)
     if moved.endswith(".png"):
-        uid = re.search(r'^uid="(uid://[a-z0-9]+)"', (clone / f"{moved}.import").read_text(), re.MULTILINE)[1]
+        found = re.search(r'^uid="(uid://[a-z0-9]+)"', (clone / f"{moved}.import").read_text(), re.MULTILINE)
+        assert found is not None
+        uid = found[1]
     else:
         uid = file_uid(clone / moved)
     assert uid
@@ -237,3 +239,29 @@ def test_a_file_whose_dependency_moved_loads_it_by_its_uid_on_a_fresh_clone(
                             "depth": 0})
     assert reply["result"] == "ok", reply
     assert reply["properties"]["metadata/named"] == f"res://{moved}"
+
+
+SAVE_HOLDER = """extends SceneTree
+func _initialize() -> void:
+	var holder := Resource.new()
+	holder.set_meta("named", load("res://materials/base.tres"))
+	ResourceSaver.save(holder, "res://holder.res")
+	quit()
+"""
+
+
+def test_a_binary_file_whose_dependency_moved_loads_it_by_its_uid_on_a_fresh_clone(
+        template: Path, tmp_path: Path, godot_bin: str) -> None:
+    scratch = fresh_clone(template, tmp_path / "scratch")
+    (scratch / "save.gd").write_text(SAVE_HOLDER)
+    subprocess.run([godot_bin, "--headless", "--path", str(scratch), "-s", "save.gd"], capture_output=True,
+                   timeout=120, check=True)
+    clone = fresh_clone(template, tmp_path)
+    shutil.copy(scratch / "holder.res", clone / "holder.res")
+    (clone / "materials" / "moved").mkdir()
+    (clone / "materials" / "base.tres").rename(clone / "materials" / "moved" / "base.tres")
+    with Bridge(godot_bin) as bridge:
+        reply = bridge.run({"op": "resource_read", "project_path": str(clone), "resource_path": "holder.res",
+                            "depth": 0})
+    assert reply["result"] == "ok", reply
+    assert reply["properties"]["metadata/named"] == "res://materials/moved/base.tres"

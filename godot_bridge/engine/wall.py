@@ -38,6 +38,7 @@ _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_PDEATHSIG = 1
 
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
@@ -115,12 +116,18 @@ def status() -> tuple[bool, str]:
                   f"project or the import's shadow{network})")
 
 
-def argv(engine_argv: Sequence[str], *, read: Sequence[Path], write: Sequence[Path]) -> list[str]:
-    """`engine_argv` behind the wall where this system has one, else as it is."""
+def argv(engine_argv: Sequence[str], *, read: Sequence[Path], write: Sequence[Path],
+         die_with_parent: bool = False) -> list[str]:
+    """`engine_argv` behind the wall where this system has one, else as it is. `die_with_parent`: the
+    engine is killed when the thread that starts it ends (PR_SET_PDEATHSIG), for an engine with no
+    heartbeat to fail (an import's editor, which a project's script can hold up for as long as it
+    likes); only for a thread that waits for the engine, as an import's does."""
     if not status()[0]:
         return list(engine_argv)
     folders = [arg for path in read for arg in ("--read", str(path))]
     folders += [arg for path in write for arg in ("--write", str(path))]
+    if die_with_parent:
+        folders.append("--die-with-parent")
     return [sys.executable, "-I", "-S", _LAUNCHER, *folders, "--", *engine_argv]
 
 
@@ -204,8 +211,13 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
 
 
 def _main(args: list[str]) -> None:
+    parent = os.getppid()
     split = args.index("--")
     options, command = args[:split], args[split + 1:]
+    if "--die-with-parent" in options:
+        options.remove("--die-with-parent")
+        if _libc().prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0 or os.getppid() != parent:
+            sys.exit(1)  # no way to die with the bridge, or it is gone already
     read = [options[i + 1] for i in range(0, len(options), 2) if options[i] == "--read"]
     write = [options[i + 1] for i in range(0, len(options), 2) if options[i] == "--write"]
     restrict(read, write)

@@ -270,7 +270,7 @@ def _build_shadow(engine: engines.Engine, root: Path, pack: Path, options: Path,
     reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack, root, options,
              needed]
     try:
-        done = subprocess.run(wall.argv(argv, read=reads, write=[shadow]), capture_output=True,
+        done = subprocess.run(wall.argv(argv, read=reads, write=[shadow], die_with_parent=True), capture_output=True,
                               timeout=max(1.0, deadline - time.monotonic()), stdin=subprocess.DEVNULL,
                               check=False, cwd=shadow, env=_private_environment(shadow.parent / "home"))
     except subprocess.TimeoutExpired:
@@ -308,7 +308,7 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
     env = None
     if home is not None:
         reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), shadow, home]
-        argv = wall.argv(argv, read=reads, write=[shadow, home])
+        argv = wall.argv(argv, read=reads, write=[shadow, home], die_with_parent=True)
         env = _private_environment(home)
     try:
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
