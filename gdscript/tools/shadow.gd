@@ -33,9 +33,11 @@ const Imported = preload("../safety/imported.gd")
 
 ## Importers of assets that are used as they are, or never: nothing to import.
 const _NOT_IMPORTED: Array[String] = ["keep", "skip"]
-## The extensions the editor imports with no `.import` beside them (its importers' recognized
-## extensions in 4.4-4.6: textures, fonts, sounds, translations, scenes, shaders). An asset of
-## another extension without a `.import` is refused: nothing here knows which importer it needs.
+## The extensions the editor's importers read (their recognized extensions in 4.4-4.6: textures,
+## fonts, sounds, translations, scenes, shaders): the only files that go into the shadow as assets,
+## with a `.import` or (imported with the importer's defaults, as the editor does) without one. A
+## file of another kind is refused whatever its `.import` says: the engine reads some files by their
+## name alone (override.cfg, project.binary, a .remap), and in the shadow they would act unchecked.
 const _IMPORTED_EXTENSIONS: Array[String] = [
 	"png",
 	"jpg",
