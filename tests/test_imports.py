@@ -516,3 +516,21 @@ def test_the_import_with_scripts_runs_them_behind_the_wall(scripted_clone: Path,
         report = json.loads((scripted_clone / ".godot" / "imported" / "spy.json").read_text())
         assert report == {"read_outside": False, "write_outside": False, "connect_tcp": wall.abi() < 4}
         assert not (outside / "written.txt").exists()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("bar", [False, True])
+def test_the_import_command_imports_every_asset_not_yet_imported_with_counts_that_agree(
+        textured: Path, godot_bin: str, bar: bool) -> None:
+    for i in range(2):
+        (textured / "icons" / f"tile_{i}.png").write_bytes(png(8, 8))
+    done = run_cli("import", str(textured), "--progress" if bar else "--no-progress", godot=godot_bin)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"op": "import", "project_path": str(textured), "imported": 3, "refused": {},
+                                       "result": "ok"}
+    assert "godot-bridge: importing 3 asset(s)" in done.stderr
+    assert ("3/3" if bar else "godot-bridge: importing: 3 of 3 assets") in done.stderr, done.stderr
+    again = run_cli("import", str(textured), "--no-progress", godot=godot_bin)
+    assert json.loads(again.stdout)["imported"] == 0  # each is current now: nothing to do
+    with Bridge(godot_bin, auto_import=False) as bridge:
+        assert bridge.run(style_box(textured))["result"] == "ok"
