@@ -233,8 +233,9 @@ def _linked_import_folder(root: Path) -> str | None:
 def importer_options(engine: engines.Engine) -> Path:
     """Return a folder of the `.import` files that `engine`'s own editor wrote for one stand-in asset
     per importer: every option each importer declares, with its default (shadow.gd reads them).
-    Built on first use behind the wall, in a folder of the bridge's making, and cached per binary."""
-    key = hashlib.sha256(f"{os.path.realpath(engine.path)}|{engine.version}|{sorted(_STAND_INS.items())}".encode())
+    Built on first use behind the wall, in a folder of the bridge's making, and cached per version
+    (its full text names the build: a launcher or a copy of the same binary asks again for nothing)."""
+    key = hashlib.sha256(f"{engine.version}|{sorted(_STAND_INS.items())}".encode())
     folder = Path(cache_dir(), "importers", key.hexdigest()[:16])
     if folder.is_dir():
         return folder
