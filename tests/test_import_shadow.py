@@ -436,3 +436,23 @@ def test_only_files_an_importer_reads_go_into_the_shadow(hostile: dict[str, Path
         assert f"res://{name}" not in reply["refused"], reply  # the editor never meets it: nor does the bridge
     else:
         assert "the editor's importers take no" in reply["refused"][f"res://{name}"], reply
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("files", "needed"), [
+    ({"a.gd": "extends Node\n"}, False),
+    ({"a.gd": "class_name Stats\nextends Resource\n"}, True),
+    ({"a.gd": "@tool\nextends Resource\n@icon(\"x.svg\") class_name Stats\n"}, True),
+    ({"a.gd": "extends Node\n# class_name in a comment\nvar s := \"class_name X\"\n"}, False),
+    ({"hidden/.gdignore": "", "hidden/a.gd": "class_name Stats\n"}, False),
+    ({".git/a.gd": "class_name Stats\n"}, False),
+    ({"lib/native.gdextension": "[configuration]\n"}, True),
+])
+def test_an_allow_scripts_request_imports_with_scripts_only_a_project_that_has_named_classes(
+        tmp_path: Path, files: dict[str, str], needed: bool) -> None:
+    from godot_bridge.serving import imports
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert imports.needs_editor_tables(tmp_path) == needed

@@ -33,6 +33,7 @@ the import done (the stamp of `.godot/imported/` has moved) and does not import 
 from __future__ import annotations
 
 import collections
+import contextlib
 import glob
 import hashlib
 import json
@@ -165,6 +166,29 @@ names another's class does not compile, and a resource carrying it loads without
 _TRUSTED_MADE = ("global_script_class_cache.cfg", "extension_list.cfg", "uid_cache.bin")
 """What the editor makes in .godot/ when it opens a project, besides its import artefacts, that an
 engine serving allow_scripts requests reads at start."""
+
+
+_CLASS_NAME = re.compile(rb"^[ \t]*(?:@\w+(?:\([^)\n]*\))?[ \t]+)*class_name[ \t]+\w", re.MULTILINE)
+"""A GDScript's declaration of a named class (`class_name Stats`, `@icon("s.svg") class_name Stats`)."""
+
+
+def needs_editor_tables(root: Path) -> bool:
+    """Whether scripts of `root` load as in the editor only with what the editor makes when it opens a
+    project: a script that declares a named class (the class cache), or a GDExtension (the extension
+    list). The folders the editor skips are skipped: hidden ones, and those holding `.gdignore`."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        if ".gdignore" in files:
+            dirs[:] = []
+            continue
+        for name in files:
+            if name.endswith(".gdextension"):
+                return True
+            if name.endswith(".gd"):
+                with contextlib.suppress(OSError):
+                    if _CLASS_NAME.search(Path(folder, name).read_bytes()):
+                        return True
+    return False
 
 
 def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress: Progress) -> str | None:

@@ -121,12 +121,14 @@ class Starter:
         """Before an allow_scripts request is served on `root`, import it as the editor does, its
         scripts allowed, when no editor has opened it (godot_bridge/serving/imports.py trusted_import):
         its script classes are unknown until then, and a resource whose script names another's class
-        would read as if it had no script. Once per pool; a failure is logged, and the request is
-        served with what the project has."""
-        if (not self.settings.auto_import or root in self._trusted_imports
-                or (root / imports.CLASS_CACHE).exists()):
+        would read as if it had no script. Only for a project that has named classes or GDExtensions
+        (else the editor would make nothing a script needs); once per pool; a failure is logged, and
+        the request is served with what the project has."""
+        if not self.settings.auto_import or root in self._trusted_imports or (root / imports.CLASS_CACHE).exists():
             return
         self._trusted_imports.add(root)
+        if not imports.needs_editor_tables(root):
+            return
         started = time.monotonic()
         log.warning("godot-bridge: importing %s as the Godot editor does, its scripts allowed (allow_scripts; once): "
                     "no editor has opened it, so its script classes are not known yet", root)
