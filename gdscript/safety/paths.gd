@@ -337,3 +337,18 @@ static func opens_inside(named: String) -> bool:
 ## The res:// path of a real path inside the project.
 static func to_res(real_path: String) -> String:
 	return "res://" + real_path.trim_prefix(root + "/")
+
+
+## The res:// paths of the files below `folder` that the editor's scan finds: not hidden, not in a
+## hidden folder, a folder holding `.gdignore` or a linked folder (EditorFileSystem's rules).
+static func scanned_files(folder: String = "res://") -> PackedStringArray:
+	var found: PackedStringArray = []
+	var dir: DirAccess = DirAccess.open(absolute(folder))
+	if dir == null or dir.file_exists(".gdignore"):
+		return found
+	for name: String in dir.get_files():
+		found.append(folder.path_join(name))
+	for name: String in dir.get_directories():
+		if not name.begins_with(".") and not dir.is_link(absolute(folder.path_join(name))):
+			found.append_array(scanned_files(folder.path_join(name)))
+	return found

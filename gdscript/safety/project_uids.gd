@@ -27,24 +27,13 @@ static func learn() -> void:
 		return
 	_learnt = true
 	var found: Dictionary = {}
-	_walk("res://", found)
+	for path: String in Paths.scanned_files():
+		if path.get_extension().to_lower() in _SIDECARS:
+			continue
+		var text: String = Ids.uid_of(Paths.absolute(path))
+		var id: int = ResourceUID.text_to_id(text) if not text.is_empty() else ResourceUID.INVALID_ID
+		if id != ResourceUID.INVALID_ID:
+			found[id] = path if not found.has(id) else ""  # a uid two files claim names neither
 	for id: int in found:
 		if found[id] != "" and not ResourceUID.has_id(id):
 			ResourceUID.add_id(id, found[id])
-
-
-## Note the uid of each file below `folder` in `found` (id -> res:// path, "" when two files claim it).
-static func _walk(folder: String, found: Dictionary) -> void:
-	var dir: DirAccess = DirAccess.open(Paths.absolute(folder))
-	if dir == null or dir.file_exists(".gdignore"):
-		return
-	for name: String in dir.get_files():
-		if name.get_extension().to_lower() in _SIDECARS:
-			continue
-		var text: String = Ids.uid_of(Paths.absolute(folder.path_join(name)))
-		var id: int = ResourceUID.text_to_id(text) if not text.is_empty() else ResourceUID.INVALID_ID
-		if id != ResourceUID.INVALID_ID:
-			found[id] = folder.path_join(name) if not found.has(id) else ""
-	for name: String in dir.get_directories():
-		if not name.begins_with(".") and not dir.is_link(Paths.absolute(folder.path_join(name))):
-			_walk(folder.path_join(name), found)

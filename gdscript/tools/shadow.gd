@@ -118,7 +118,7 @@ func _initialize() -> void:
 	_importers = _declared(args[2])
 	var needed: PackedStringArray = FileAccess.get_file_as_string(args[3]).split("\n", false)
 	if needed.size() == 1 and needed[0] == "*":
-		needed = _every_asset("res://")
+		needed = _every_asset()
 		needed = PackedStringArray(Array(needed).filter(_not_current))
 	for source: String in needed:
 		_take(source, 0)
@@ -150,22 +150,14 @@ static func _declared(folder: String) -> Dictionary:
 	return found
 
 
-## Every asset of the project below `folder` as the editor finds them: files that have a `.import`
-## beside them or are of a kind it imports by itself, outside hidden folders, folders holding
-## `.gdignore` and linked folders.
-func _every_asset(folder: String) -> PackedStringArray:
+## Every asset of the project as the editor finds them (Paths.scanned_files()): files that have a
+## `.import` beside them or are of a kind it imports by itself.
+static func _every_asset() -> PackedStringArray:
 	var found: PackedStringArray = []
-	var dir: DirAccess = DirAccess.open(Paths.absolute(folder))
-	if dir == null or dir.file_exists(".gdignore"):
-		return found
-	for name: String in dir.get_files():
-		if name.ends_with(".import") and dir.file_exists(name.trim_suffix(".import")):
-			found.append(folder.path_join(name.trim_suffix(".import")))
-		elif name.get_extension().to_lower() in _IMPORTED_EXTENSIONS and not dir.file_exists(name + ".import"):
-			found.append(folder.path_join(name))  # an asset the editor has not met yet: it imports it
-	for name: String in dir.get_directories():
-		if not name.begins_with(".") and not dir.is_link(Paths.absolute(folder.path_join(name))):
-			found.append_array(_every_asset(folder.path_join(name)))
+	for path: String in Paths.scanned_files():
+		var extension: String = path.get_extension().to_lower()
+		if extension != "import" and (FileAccess.file_exists(path + ".import") or extension in _IMPORTED_EXTENSIONS):
+			found.append(path)
 	return found
 
 
