@@ -456,3 +456,28 @@ def test_an_allow_scripts_request_imports_with_scripts_only_a_project_that_has_n
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert imports.needs_editor_tables(tmp_path) == needed
+
+
+@pytest.mark.unit
+def test_files_are_read_back_and_written_without_following_a_link_on_the_way(tmp_path: Path) -> None:
+    from godot_bridge.serving import nofollow
+
+    made, root, outside = tmp_path / "made", tmp_path / "root", tmp_path / "outside"
+    for folder in (made / "real", root, outside):
+        folder.mkdir(parents=True)
+    (outside / "secret").write_text("secret")
+    (made / "real" / "a.ctex").write_bytes(b"artefact")
+    (made / "real" / "link").symlink_to(outside / "secret")
+    (made / "linked").symlink_to(outside)
+    assert list(nofollow.regular_files(made, ["real"])) == [("a.ctex", b"artefact")]
+    assert list(nofollow.regular_files(made, ["linked"])) == []
+    nofollow.write(root, ["deep", "a.ctex"], b"artefact")
+    assert (root / "deep" / "a.ctex").read_bytes() == b"artefact"
+    (root / "sent").symlink_to(outside)
+    with pytest.raises(OSError, match="link"):
+        nofollow.write(root, ["sent", "a.ctex"], b"artefact")
+    (root / "deep" / "b.ctex").symlink_to(outside / "secret")
+    nofollow.write(root, ["deep", "b.ctex"], b"new")
+    assert (outside / "secret").read_text() == "secret" and (root / "deep" / "b.ctex").read_bytes() == b"new"
+    assert sorted(path.name for path in outside.iterdir()) == ["secret"]
+    assert sorted(path.name for path in (root / "deep").iterdir()) == ["a.ctex", "b.ctex"]

@@ -534,3 +534,38 @@ def test_the_import_command_imports_every_asset_not_yet_imported_with_counts_tha
     assert json.loads(again.stdout)["imported"] == 0  # each is current now: nothing to do
     with Bridge(godot_bin, auto_import=False) as bridge:
         assert bridge.run(style_box(textured))["result"] == "ok"
+
+
+THIEF_PLUGIN = """@tool
+extends EditorPlugin
+static var _done: bool = _swap()
+static func _swap() -> bool:
+	DirAccess.make_dir_recursive_absolute("res://.godot/imported")
+	DirAccess.rename_absolute(ProjectSettings.globalize_path("res://.godot/imported"),
+		ProjectSettings.globalize_path("res://.godot/aside"))
+	DirAccess.open("res://").create_link("{outside}", ProjectSettings.globalize_path("res://.godot/imported"))
+	return true
+"""
+
+
+@pytest.mark.timeout(240)
+def test_the_import_with_scripts_brings_back_nothing_through_a_link_its_code_made(
+        scripted_clone: Path, tmp_path: Path, godot_bin: str) -> None:
+    # The project's code runs in the copy the editor imports, and swapped the copy's .godot/imported
+    # for a link to a folder it cannot read: the bridge, reading the artefacts back, copied that
+    # folder's files into the project (a red-team read found it).
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "id_rsa").write_text("TOPSECRET")
+    (scripted_clone / "addons" / "thief").mkdir(parents=True)
+    (scripted_clone / "addons" / "thief" / "plugin.cfg").write_text(
+        '[plugin]\n\nname="thief"\ndescription=""\nauthor=""\nversion="1"\nscript="thief.gd"\n')
+    (scripted_clone / "addons" / "thief" / "thief.gd").write_text(THIEF_PLUGIN.replace("{outside}", str(outside)))
+    (scripted_clone / "project.godot").write_text(
+        (scripted_clone / "project.godot").read_text()
+        + '\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/thief/plugin.cfg")\n')
+    done = run_cli("run", json.dumps({"op": "resource_read", "project_path": str(scripted_clone),
+                                      "resource_path": "hero.tres", "allow_scripts": True}), godot=godot_bin)
+    assert "as the Godot editor does" in done.stderr, done.stderr
+    assert not (scripted_clone / ".godot" / "imported" / "id_rsa").exists()
+    assert [path.name for path in outside.iterdir()] == ["id_rsa"]

@@ -23,8 +23,9 @@ copied:
 4. What the import made for those assets comes back into the project: their artefacts in
    `.godot/imported/` (files named for the asset, as the editor names them), a translation's files
    beside its table, and a `.import` only for an asset that had none. Each is a regular file written
-   beside its target and renamed over it (a link there is replaced, never written through); a
-   `.godot` or `.godot/imported` that is a link is refused before anything is built.
+   beside its target and renamed over it (a link there is replaced, never written through), every
+   folder of the way opened without following a link, for reading and writing alike (nofollow.py);
+   a `.godot` or `.godot/imported` that is a link is refused before anything is built.
 
 Two bridge processes that meet one unimported project take turns through a lock; the second finds
 the import done (the stamp of `.godot/imported/` has moved) and does not import again.
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import glob
+import fnmatch
 import hashlib
 import json
 import logging
@@ -47,14 +48,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from godot_bridge.engine import cache_dir, wall
 from godot_bridge.engine import godot as engines
 from godot_bridge.errors import BridgeError, EngineUnsupported
 from godot_bridge.scripts import gdscript_dir
-from godot_bridge.serving import locks
+from godot_bridge.serving import locks, nofollow
 
 log = logging.getLogger("godot_bridge")
 
@@ -211,13 +212,13 @@ def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress:
             failure = _run_import(engine, copy, deadline, progress, home=home, recovery=False)
             if failure is not None:
                 return failure
-            made = copy / ".godot"
-            for name in _TRUSTED_MADE:
-                if (made / name).is_file() and not (made / name).is_symlink() and not (root / ".godot" / name).exists():
-                    _put(made / name, root / ".godot" / name)
-            for artefact in sorted((made / "imported").iterdir()) if (made / "imported").is_dir() else []:
-                if artefact.is_file() and not artefact.is_symlink():
-                    _put(artefact, root / ".godot" / "imported" / artefact.name)
+            # The project's code ran in the copy and may still run (a process it started in a
+            # session of its own): what comes back is read without following a link (nofollow.py).
+            for name, data in nofollow.regular_files(copy, (".godot",)):
+                if name in _TRUSTED_MADE and not (root / ".godot" / name).exists():
+                    nofollow.write(root, (".godot", name), data)
+            for name, data in nofollow.regular_files(copy, (".godot", "imported")):
+                nofollow.write(root, (".godot", "imported", name), data)
         return None
 
     return _under_lock(root, timeout, copy_and_import)
@@ -392,47 +393,27 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
     .uid files added beside shaders and scripts.
     """
     names = {f"{Path(res).name}-{hashlib.md5(res.encode()).hexdigest()}" for res in imported}
-    made = shadow / ".godot" / "imported"
-    for artefact in sorted(made.iterdir()) if made.is_dir() else []:
-        named = _ARTEFACT.match(artefact.name)
-        if artefact.is_file() and not artefact.is_symlink() and named is not None and named[1] in names:
-            _put(artefact, root / ".godot" / "imported" / artefact.name)
+    for name, data in nofollow.regular_files(shadow, (".godot", "imported")):
+        named = _ARTEFACT.match(name)
+        if named is not None and named[1] in names:
+            nofollow.write(root, (".godot", "imported", name), data)
     written: list[str] = []
     for res in imported:
-        source = Path(res.removeprefix("res://"))
-        # A translation table's files are written beside it, one per language: `<table>.<locale>.translation`.
-        made_here = sorted((shadow / source.parent).glob(f"{glob.escape(source.stem)}.*.translation"))
-        for made_file in made_here if source.suffix.lower() == ".csv" else []:
-            if made_file.is_file() and not made_file.is_symlink():
-                _put(made_file, root / source.parent / made_file.name)
-        settings = shadow / f"{source}.import"
-        if settings.is_file() and not settings.is_symlink() and not (root / f"{source}.import").exists():
-            _put(settings, root / f"{source}.import")
-            written.append(f"{source.as_posix()}.import")
-    if not (root / ".godot" / ".gdignore").exists() and (shadow / ".godot" / ".gdignore").is_file():
-        _put(shadow / ".godot" / ".gdignore", root / ".godot" / ".gdignore")
+        source = PurePosixPath(res.removeprefix("res://"))
+        folder = source.parent.parts
+        for name, data in nofollow.regular_files(shadow, folder):
+            # A translation table's files are written beside it, one per language: `<table>.<locale>.translation`.
+            table = source.suffix.lower() == ".csv" and fnmatch.fnmatchcase(name, f"{source.stem}.*.translation")
+            settings = name == f"{source.name}.import" and not (root / f"{source}.import").exists()
+            if table or settings:
+                nofollow.write(root, (*folder, name), data)
+            if settings:
+                written.append(f"{source.as_posix()}.import")
+    if not (root / ".godot" / ".gdignore").exists():
+        for name, data in nofollow.regular_files(shadow, (".godot",)):
+            if name == ".gdignore":
+                nofollow.write(root, (".godot", name), data)
     if written:
         shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
         log.warning("godot-bridge: wrote %d .import file(s) beside assets that had none, as the Godot editor "
                     "does: %s", len(written), shown)
-
-
-def _put(made: Path, target: Path) -> None:
-    """Write `made`'s bytes at `target` through a temp file renamed over it (skipped when equal). The
-    temp file has a name of its own making, created where nothing is (O_EXCL): a link the project
-    planted at a name it could guess is never written through; one at `target` is replaced."""
-    data = made.read_bytes()
-    try:
-        if not target.is_symlink() and target.read_bytes() == data:
-            return
-    except OSError:
-        pass
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".bridge.tmp")
-    temp = Path(name)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
