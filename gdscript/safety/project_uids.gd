@@ -28,9 +28,10 @@ static func learn() -> void:
 	_learnt = true
 	var found: Dictionary = {}
 	for path: String in Paths.scanned_files():
-		if path.get_extension().to_lower() in _SIDECARS:
-			continue
-		var text: String = Ids.uid_of(Paths.absolute(path))
+		var real: String = Paths.real(path)
+		if path.get_extension().to_lower() in _SIDECARS or not Paths.inside(real):
+			continue  # a sidecar's uid is its file's; a link out of the project is not read
+		var text: String = Ids.uid_of(real)
 		var id: int = ResourceUID.text_to_id(text) if not text.is_empty() else ResourceUID.INVALID_ID
 		if id != ResourceUID.INVALID_ID:
 			found[id] = path if not found.has(id) else ""  # a uid two files claim names neither
