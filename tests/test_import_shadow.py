@@ -468,6 +468,7 @@ def test_files_are_read_back_and_written_without_following_a_link_on_the_way(tmp
     (outside / "secret").write_text("secret")
     (made / "real" / "a.ctex").write_bytes(b"artefact")
     (made / "real" / "link").symlink_to(outside / "secret")
+    (made / "real" / "folder").mkdir()
     (made / "linked").symlink_to(outside)
     assert list(nofollow.regular_files(made, ["real"])) == [("a.ctex", b"artefact")]
     assert list(nofollow.regular_files(made, ["linked"])) == []

@@ -95,8 +95,11 @@ def _read_at(fd: int, name: str) -> bytes | None:
         handle = os.open(name, _FILE, dir_fd=fd)
     except OSError:
         return None
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)  # a folder, a device: opened, but not read
+        return None
     with os.fdopen(handle, "rb") as file:
-        return file.read() if stat.S_ISREG(os.fstat(file.fileno()).st_mode) else None
+        return file.read()
 
 
 def _linked(base: Path, folder: Sequence[str]) -> bool:
