@@ -176,10 +176,20 @@ def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str, engine: 
                                        '[resource]\nscript = ExtResource("1")\n')
     if engine == "serving":
         # An editor has opened it: the allow_scripts request goes straight to an engine. Otherwise the
-        # editor's import runs first, and the slow script holds it up: it has no heartbeat to fail,
-        # and outlived a killed bridge before it was started to die with it.
+        # editor's import runs first (the project names a class), and the slow script holds it up: it
+        # has no heartbeat to fail, and outlived a killed bridge before it was started to die with it.
         (project / ".godot").mkdir()
         (project / ".godot" / "global_script_class_cache.cfg").write_text("list=[]\n")
+    else:
+        (project / "slow.gd").write_text("class_name Slow\n" + (project / "slow.gd").read_text())
+        (project / "addons" / "slow").mkdir(parents=True)
+        (project / "addons" / "slow" / "plugin.cfg").write_text(
+            '[plugin]\n\nname="slow"\ndescription=""\nauthor=""\nversion="1"\nscript="slow.gd"\n')
+        (project / "addons" / "slow" / "slow.gd").write_text(
+            "@tool\nextends EditorPlugin\nstatic var _x: int = _wait()\n"
+            "static func _wait() -> int:\n\tOS.delay_msec(60000)\n\treturn 1\n")
+        with (project / "project.godot").open("a") as settings:
+            settings.write('\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/slow/plugin.cfg")\n')
     bridge = subprocess.Popen([sys.executable, "-c", LONG_REQUEST, str(project), godot_bin],
                               stdout=subprocess.PIPE, cwd=REPO)
     assert bridge.stdout is not None
