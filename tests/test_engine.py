@@ -88,7 +88,7 @@ def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_p
     assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.")
     assert lines[0].endswith(": supported, found by --godot")
     assert lines[-3] == (f"Project: {project}: a Godot project, not imported yet "
-                         "(the first request that needs an asset imports it, once)")
+                         "(a request imports the assets it needs; `godot-bridge import` imports all)")
     assert lines[-2].startswith("Wall:    up (Landlock" if wall.abi() else "Wall:    down")
     assert lines[-1] == "Ready."
     assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")

@@ -559,7 +559,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
     project = report.get("project")
     if project is not None and project["valid"]:
         state = ("imported" if project["imported"] else
-                 "not imported yet (the first request that needs an asset imports it, once)")
+                 "not imported yet (a request imports the assets it needs; `godot-bridge import` imports all)")
         lines.append(f"Project: {project['path']}: a Godot project, {state}")
     elif project is not None:
         lines.append(f"Project: not usable: {project['error']['message']}")
