@@ -482,3 +482,22 @@ def test_files_are_read_back_and_written_without_following_a_link_on_the_way(tmp
     assert (outside / "secret").read_text() == "secret" and (root / "deep" / "b.ctex").read_bytes() == b"new"
     assert sorted(path.name for path in outside.iterdir()) == ["secret"]
     assert sorted(path.name for path in (root / "deep").iterdir()) == ["a.ctex", "b.ctex"]
+
+
+@pytest.mark.unit
+def test_reading_back_neither_hangs_nor_holds_a_huge_file_nor_takes_a_path_for_a_name(tmp_path: Path) -> None:
+    # A fourth red-team read: a FIFO among the artefacts held the bridge's open forever (and the
+    # project's import lock with it), and a sparse file of a terabyte was read into memory.
+    from godot_bridge.serving import nofollow
+
+    made = tmp_path / "made"
+    made.mkdir()
+    os.mkfifo(made / "a.ctex")
+    with open(made / "b.ctex", "wb") as sparse:
+        sparse.truncate(nofollow.MOST + 1)
+    (made / "c.ctex").write_bytes(b"artefact")
+    assert list(nofollow.regular_files(tmp_path, ["made"])) == [("c.ctex", b"artefact")]
+    for parts in (["..", "x"], [".", "x"], ["a/b"], [""]):
+        with pytest.raises(OSError, match="is no file name"):
+            nofollow.write(tmp_path / "made", parts, b"x")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["made"]

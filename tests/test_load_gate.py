@@ -479,3 +479,40 @@ def test_files_alike_but_for_their_header_get_each_their_own_verdict(project: Pa
             alone.append(code(fresh, name))
     assert together == alone + alone
     assert alone[0] == alone[1] == "ok" and alone[2] == "unsafe_resource"
+
+
+SCOPE_PROBE = """
+import os, socket, sys
+report = {}
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("\\0" + sys.argv[1])
+    report["abstract_socket"] = True
+except OSError:
+    report["abstract_socket"] = False
+try:
+    os.kill(int(sys.argv[2]), 0)
+    report["signal_out"] = True
+except OSError:
+    report["signal_out"] = False
+print(report)
+"""
+
+
+@pytest.mark.unit
+@pytest.mark.skipif(wall.abi() < 6, reason="Landlock scopes sockets and signals from ABI 6 (Linux 6.12) on")
+def test_behind_the_wall_no_abstract_socket_or_signal_reaches_out(tmp_path: Path) -> None:
+    # A fourth red-team read: walled code reached an abstract Unix socket outside its domain (a session
+    # bus, an agent) and could signal the bridge.
+    import os
+    import sys
+
+    name = f"godot-bridge-test-{os.getpid()}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(f"\0{name}")
+    listener.listen(1)
+    reads = [*map(Path, wall.SYSTEM_READ), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent]
+    argv = wall.argv([sys.executable, "-I", "-S", "-c", SCOPE_PROBE, name, str(os.getpid())], read=reads,
+                     write=[tmp_path])
+    with listener:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "{'abstract_socket': False, 'signal_out': False}", done.stdout + done.stderr

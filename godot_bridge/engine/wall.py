@@ -48,6 +48,9 @@ _REFER, _TRUNCATE = 1 << 13, 1 << 14
 # Landlock ABI 4 (Linux 6.7) on: TCP binds and connections, refused unless a rule allows them.
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _NET_ABI = 4
+# Landlock ABI 6 (Linux 6.12) on: no abstract Unix socket and no signal reaches out of the domain.
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+_SCOPE_ABI = 6
 
 _READ = _READ_FILE | _READ_DIR | _EXECUTE
 _WRITE = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK
@@ -68,7 +71,8 @@ _ABSOLUTE_PATH = r"""/[^\s"'$:;|&()<>`]+"""
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
 
 
 class _PathBeneath(ctypes.Structure):
@@ -112,6 +116,7 @@ def status() -> tuple[bool, str]:
         reason = "Landlock needs Linux 5.13 or later" if sys.platform.startswith("linux") else "Linux only"
         return False, f"down ({reason}; the load gate alone keeps project code from running)"
     network = "; no TCP" if version >= _NET_ABI else "; TCP not governed before Landlock ABI 4"
+    network += "; no abstract Unix socket or signal out" if version >= _SCOPE_ABI else ""
     return True, (f"up (Landlock ABI {version}: engines and imports read only what they need, write only in the "
                   f"project or the import's shadow{network})")
 
@@ -173,8 +178,11 @@ def restrict(read: Sequence[str], write: Sequence[str]) -> None:
     handled = _READ | _WRITE | (_REFER if version >= 2 else 0) | (_TRUNCATE if version >= 3 else 0)
     # No engine needs the network: from ABI 4 on, TCP is handled and no rule allows any of it.
     net = _NET_BIND_TCP | _NET_CONNECT_TCP if version >= _NET_ABI else 0
-    attr = _RulesetAttr(handled, net)
-    size = ctypes.sizeof(_RulesetAttr) if net else 8
+    # Nor may it talk to an abstract Unix socket outside its domain (a session bus, an agent) or
+    # signal a process outside it (its bridge), from ABI 6 on.
+    scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if version >= _SCOPE_ABI else 0
+    attr = _RulesetAttr(handled, net, scoped)
+    size = 24 if scoped else 16 if net else 8
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")

@@ -23,7 +23,12 @@ from pathlib import Path
 
 _AT = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
 _FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+# O_NONBLOCK: a FIFO (or a file under a lease its owner holds) would hold the open until someone else
+# acts; it opens at once instead, and is then found to be no regular file (or the open fails).
+_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+MOST = 1 << 31
+"""The most bytes a file read back may hold (an artefact is far smaller): a sparse file of a terabyte
+costs its writer nothing, and the bridge would hold it in memory."""
 
 
 def regular_files(base: Path, folder: Sequence[str]) -> Iterator[tuple[str, bytes]]:
@@ -51,6 +56,7 @@ def write(root: Path, relative: Sequence[str], data: bytes) -> None:
     replaced, never written through); nothing written when it holds `data` already. A link on the
     way raises OSError."""
     *folder, name = relative
+    _names(relative)
     if not _AT:
         _write_by_path(root, folder, name, data)
         return
@@ -69,7 +75,15 @@ def write(root: Path, relative: Sequence[str], data: bytes) -> None:
         os.close(fd)
 
 
+def _names(parts: Sequence[str]) -> None:
+    """Refuse a part that is no plain name: `..`, `.`, empty, or holding a separator."""
+    for part in parts:
+        if part in ("", ".", "..") or "/" in part or os.sep in part:
+            raise OSError(f"{part!r} is no file name")
+
+
 def _open_folder(base: Path, folder: Sequence[str], *, create: bool) -> int:
+    _names(folder)
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for depth, part in enumerate(folder):
@@ -95,11 +109,12 @@ def _read_at(fd: int, name: str) -> bytes | None:
         handle = os.open(name, _FILE, dir_fd=fd)
     except OSError:
         return None
-    if not stat.S_ISREG(os.fstat(handle).st_mode):
-        os.close(handle)  # a folder, a device: opened, but not read
+    status = os.fstat(handle)
+    if not stat.S_ISREG(status.st_mode) or status.st_size > MOST:
+        os.close(handle)  # a folder, a device, a FIFO, a file too big: opened, but not read
         return None
     with os.fdopen(handle, "rb") as file:
-        return file.read()
+        return file.read(status.st_size)  # what it held when looked at, however it grows meanwhile
 
 
 def _linked(base: Path, folder: Sequence[str]) -> bool:
@@ -113,11 +128,12 @@ def _linked(base: Path, folder: Sequence[str]) -> bool:
 
 
 def _regular_files_by_path(base: Path, folder: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+    _names(folder)
     path = base.joinpath(*folder)
     if _linked(base, folder) or not path.is_dir():
         return
     for entry in sorted(path.iterdir()):
-        if entry.is_file() and not entry.is_symlink():
+        if entry.is_file() and not entry.is_symlink() and entry.stat().st_size <= MOST:
             yield entry.name, entry.read_bytes()
 
 
