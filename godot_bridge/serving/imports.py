@@ -214,9 +214,9 @@ def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress:
                 return failure
             # The project's code ran in the copy and may still run (a process it started in a
             # session of its own): what comes back is read without following a link (nofollow.py).
-            for name, data in nofollow.regular_files(copy, (".godot",)):
-                if name in _TRUSTED_MADE and not (root / ".godot" / name).exists():
-                    nofollow.write(root, (".godot", name), data)
+            missing = {name for name in _TRUSTED_MADE if not (root / ".godot" / name).exists()}
+            for name, data in nofollow.regular_files(copy, (".godot",), missing.__contains__):
+                nofollow.write(root, (".godot", name), data)
             for name, data in nofollow.regular_files(copy, (".godot", "imported")):
                 nofollow.write(root, (".godot", "imported", name), data)
         return None
@@ -393,26 +393,37 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
     .uid files added beside shaders and scripts.
     """
     names = {f"{Path(res).name}-{hashlib.md5(res.encode()).hexdigest()}" for res in imported}
-    for name, data in nofollow.regular_files(shadow, (".godot", "imported")):
+
+    def artefact(name: str) -> bool:
         named = _ARTEFACT.match(name)
-        if named is not None and named[1] in names:
-            nofollow.write(root, (".godot", "imported", name), data)
-    written: list[str] = []
+        return named is not None and named[1] in names
+
+    for name, data in nofollow.regular_files(shadow, (".godot", "imported"), artefact):
+        nofollow.write(root, (".godot", "imported", name), data)
+    # Beside the sources, folder by folder, only the files wanted are read (not the sources again):
+    # a translation table's files, one per language (`<table>.<locale>.translation`), and the
+    # .import the editor wrote for an asset that had none.
+    beside: dict[tuple[str, ...], set[str]] = collections.defaultdict(set)
+    tables: dict[tuple[str, ...], list[str]] = collections.defaultdict(list)
     for res in imported:
         source = PurePosixPath(res.removeprefix("res://"))
-        folder = source.parent.parts
-        for name, data in nofollow.regular_files(shadow, folder):
-            # A translation table's files are written beside it, one per language: `<table>.<locale>.translation`.
-            table = source.suffix.lower() == ".csv" and fnmatch.fnmatchcase(name, f"{source.stem}.*.translation")
-            settings = name == f"{source.name}.import" and not (root / f"{source}.import").exists()
-            if table or settings:
-                nofollow.write(root, (*folder, name), data)
-            if settings:
-                written.append(f"{source.as_posix()}.import")
+        if not (root / f"{source}.import").exists():
+            beside[source.parent.parts].add(f"{source.name}.import")
+        if source.suffix.lower() == ".csv":
+            tables[source.parent.parts].append(f"{source.stem}.*.translation")
+    written: list[str] = []
+    for folder in sorted({*beside, *tables}):
+
+        def wanted(name: str, folder: tuple[str, ...] = folder) -> bool:
+            return name in beside[folder] or any(fnmatch.fnmatchcase(name, table) for table in tables[folder])
+
+        for name, data in nofollow.regular_files(shadow, folder, wanted):
+            nofollow.write(root, (*folder, name), data)
+            if name in beside[folder]:
+                written.append("/".join((*folder, name)))
     if not (root / ".godot" / ".gdignore").exists():
-        for name, data in nofollow.regular_files(shadow, (".godot",)):
-            if name == ".gdignore":
-                nofollow.write(root, (".godot", name), data)
+        for name, data in nofollow.regular_files(shadow, (".godot",), {".gdignore"}.__contains__):
+            nofollow.write(root, (".godot", name), data)
     if written:
         shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
         log.warning("godot-bridge: wrote %d .import file(s) beside assets that had none, as the Godot editor "

@@ -18,7 +18,7 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 _AT = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
@@ -31,18 +31,20 @@ MOST = 1 << 31
 costs its writer nothing, and the bridge would hold it in memory."""
 
 
-def regular_files(base: Path, folder: Sequence[str]) -> Iterator[tuple[str, bytes]]:
-    """Each regular file of `base/folder...` as (name, bytes), sorted by name; none when the folder
-    is missing or a link is on the way. A link or anything but a regular file in it is skipped."""
+def regular_files(base: Path, folder: Sequence[str],
+                  wanted: Callable[[str], bool] = lambda name: True) -> Iterator[tuple[str, bytes]]:
+    """Each regular file of `base/folder...` whose name is `wanted`, as (name, bytes), sorted by name
+    (no other file is opened); none when the folder is missing or a link is on the way. A link or
+    anything but a regular file in it is skipped."""
     if not _AT:
-        yield from _regular_files_by_path(base, folder)
+        yield from _regular_files_by_path(base, folder, wanted)
         return
     try:
         fd = _open_folder(base, folder, create=False)
     except OSError:
         return
     try:
-        for name in sorted(os.listdir(fd)):
+        for name in sorted(filter(wanted, os.listdir(fd))):
             data = _read_at(fd, name)
             if data is not None:
                 yield name, data
@@ -127,13 +129,14 @@ def _linked(base: Path, folder: Sequence[str]) -> bool:
     return False
 
 
-def _regular_files_by_path(base: Path, folder: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+def _regular_files_by_path(base: Path, folder: Sequence[str],
+                           wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
     _names(folder)
     path = base.joinpath(*folder)
     if _linked(base, folder) or not path.is_dir():
         return
     for entry in sorted(path.iterdir()):
-        if entry.is_file() and not entry.is_symlink() and entry.stat().st_size <= MOST:
+        if wanted(entry.name) and entry.is_file() and not entry.is_symlink() and entry.stat().st_size <= MOST:
             yield entry.name, entry.read_bytes()
 
 
