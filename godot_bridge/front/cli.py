@@ -590,12 +590,14 @@ def _count_lines(source: str, most: int | None = None) -> int | None:
 
 class _ImportProgress:
     """An import's progress on stderr: a line naming how many assets, then a bar of its own when
-    `bar` (tqdm), else a line every IMPORT_PROGRESS_EVERY seconds and at the end (a CI log)."""
+    `bar` (tqdm), else the lines a pool's import logs (serving/starter.py progress_lines: a CI log)."""
 
     def __init__(self, bar: bool) -> None:
+        from godot_bridge.serving.starter import progress_lines
+
         self.want_bar = bar
         self.bar: Any = None
-        self.started = self.shown = time.monotonic()
+        self.lines = progress_lines(time.monotonic())
 
     def start(self, assets: Sequence[str]) -> None:
         print(f"godot-bridge: importing {len(assets)} asset(s)", file=sys.stderr, flush=True)
@@ -607,14 +609,8 @@ class _ImportProgress:
     def update(self, done: int, total: int) -> None:
         if self.bar is not None:
             self.bar.update(done - self.bar.n)
-            return
-        from godot_bridge.serving.starter import IMPORT_PROGRESS_EVERY
-
-        now = time.monotonic()
-        if now - self.shown >= IMPORT_PROGRESS_EVERY or done == total:
-            self.shown = now
-            print(f"godot-bridge: importing: {done} of {total} assets, {now - self.started:.0f} s",
-                  file=sys.stderr, flush=True)
+        else:
+            self.lines(done, total)
 
     def close(self) -> None:
         if self.bar is not None:

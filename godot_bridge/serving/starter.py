@@ -170,30 +170,20 @@ class Starter:
         if self._import_tried.get(tried, -1) == imports.stamp(root):
             return False, None
         started = time.monotonic()
-        shown = started
-        total = 0
 
         def announce(imported: Sequence[str]) -> None:
-            nonlocal total
-            total = len(imported)
             listed = ", ".join(path.removeprefix("res://") for path in imported[:3])
-            more = f" and {total - 3} more" if total > 3 else ""
+            more = f" and {len(imported) - 3} more" if len(imported) > 3 else ""
             which = "" if assets == EVERY_ASSET else " that the request needs"
-            log.warning("godot-bridge: importing the assets of %s%s (%d, once): %s%s", root, which, total, listed, more)
-
-        def progress(done: int, of: int) -> None:
-            nonlocal shown
-            now = time.monotonic()
-            if now - shown >= IMPORT_PROGRESS_EVERY or done == of:
-                shown = now
-                log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, of, now - started)
+            log.warning("godot-bridge: importing the assets of %s%s (%d, once): %s%s", root, which, len(imported),
+                        listed, more)
 
         # The import blocks the pool's thread, which hands requests to the engines and reads their
         # replies: the engines get what was sent first, and serve it meanwhile.
         self._inbox.flush()
         outcome = imports.import_project(self.found_engine(), root, self.pack(),
-                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce, progress,
-                                         assets)
+                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce,
+                                         progress_lines(started), assets)
         self.import_time += time.monotonic() - started
         self._import_tried[tried] = imports.stamp(root)
         for path in [*outcome.imported, *outcome.refused]:
@@ -203,6 +193,21 @@ class Starter:
             log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
         why = outcome.why_not()
         return why is None, why
+
+
+def progress_lines(started: float) -> imports.Progress:
+    """An import's progress as log lines (`importing: 120 of 204 assets, 6 s`): one every
+    IMPORT_PROGRESS_EVERY seconds, and one when the last asset is imported."""
+    shown = started
+
+    def progress(done: int, of: int) -> None:
+        nonlocal shown
+        now = time.monotonic()
+        if now - shown >= IMPORT_PROGRESS_EVERY or done == of:
+            shown = now
+            log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, of, now - started)
+
+    return progress
 
 
 def _source_stamp(root: Path, asset: str) -> tuple[int, int] | None:
