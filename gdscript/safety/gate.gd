@@ -210,16 +210,11 @@ static func _verdict(path: String) -> Array:
 ## is: a fresh clone's file whose dependency moved, which the editor finds by its uid.
 static func _names_unknown_uid_at_stale_path(scan: Scan, path: String) -> bool:
 	for load: Dictionary in scan.loads:
-		if load["uid"].is_empty() or ResourceUID.text_to_id(load["uid"]) == ResourceUID.INVALID_ID:
+		var id: int = ResourceUID.text_to_id(load["uid"]) if not load["uid"].is_empty() else ResourceUID.INVALID_ID
+		if id == ResourceUID.INVALID_ID or ResourceUID.has_id(id):
 			continue
-		if ResourceUID.has_id(ResourceUID.text_to_id(load["uid"])):
-			continue
-		var named_path: String = load["path"]
-		if named_path.is_empty():
-			return true
-		if not named_path.contains("://") and not named_path.is_absolute_path():
-			named_path = path.get_base_dir().path_join(named_path).simplify_path()
-		if not FileAccess.file_exists(Paths.real(named_path)):
+		# named() gives "" for a load by that unknown uid alone: nothing is there either.
+		if not FileAccess.file_exists(Paths.real(named(load, path))):
 			return true
 	return false
 
