@@ -56,6 +56,11 @@ var message: String = ""
 var field: String = ""
 ## Whether resources that carry scripts may be loaded (the request's allow_scripts).
 var allow_scripts: bool = false
+## Whether a script the request's loads name comes as a stand-in (a plain Resource that names it)
+## instead of failing the request: set by the scene operations (never by a request) while they load
+## a scene to read its nodes. A PackedScene's loader only stores a node's script; the script would
+## run only once the scene is instantiated, which the bridge never does (safety/gate.gd).
+var script_stand_ins: bool = false
 ## Whether the request is a dry run: its writes are staged and proven, then described in
 ## `changes` (Saving.commit) instead of made.
 var dry_run: bool = false

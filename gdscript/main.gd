@@ -110,6 +110,14 @@ func _serve(request: Dictionary) -> Dictionary:
 		Gate.serve(job)
 		reply = operation.run(request, job)
 		Gate.done()
+		if job.hit_script_error() and not job.failed():
+			(
+				job
+				. fail(
+					Job.INVALID_REQUEST,
+					"the bridge's engine side hit a script error while serving this request (the engine's output says where)"
+				)
+			)
 	var framed: Dictionary = {"seq": request.get("seq", -1)}
 	if job.failed():
 		framed["ok"] = false

@@ -164,7 +164,6 @@ def test_a_child_of_an_editable_instance_gets_an_override(project: Path, bridge:
         ({"shape_type": "BoxShape3D", "node_path": "Hud/HudShape"}, "incompatible_node", "CollisionShape2D"),
         ({"shape_type": "CircleShape2D", "node_path": "Floor/FloorShape"}, "incompatible_node", "CollisionShape3D"),
         ({"shape_type": "BoxShape3D", "node_path": "Trigger"}, "incompatible_node", "Area3D"),
-        ({"shape_type": "BoxShape3D", "node_path": "Boulder/Col"}, "incompatible_node", "editable"),
         ({"shape_type": "BoxShape3D", "node_path": "Floor/Missing"}, "node_not_found", "Floor/FloorShape"),
         # A node that exists only inside a multi-line string is not a node.
         ({"shape_type": "BoxShape3D", "node_path": "Fake"}, "node_not_found", "Fake"),

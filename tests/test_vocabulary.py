@@ -48,7 +48,7 @@ def test_an_error_reply_echoes_every_member_that_names_a_file_or_node_of_any_mod
     from godot_bridge.requests.models import REQUEST_MODELS
     from godot_bridge.requests.request import ECHOED_PATHS
 
-    named = {"node_path"}
+    named = {"node_path", "parent_path"}
     for model in REQUEST_MODELS.values():
         for member in model.files:
             named.update([member, *model.spellings.get(member, ())])

@@ -1,21 +1,24 @@
 extends RefCounted
-## Edit one node property of a text scene (.tscn) by editing its text.
+## Edit a text scene (.tscn) the way the engine's own rename_dependencies() rewrites a file: only the
+## lines that must change, every other byte copied.
 ##
-## Why text and not PackedScene: loading a scene loads every script it references, and GDScript runs
-## a script's static initialisers when the script loads; instantiating it would run `_init` too, and
-## packing it again rewrites ids, drops unknown content and reorders sections. Editing the text runs
-## no project code at all and leaves every byte outside the edited lines as it was: nodes, their
-## order, properties, groups, connections, instanced sub-scenes, unique ids, editable children and
-## the scene's uid. Sections and properties are found by the same reader of the format that the load
-## gate uses (text_format.gd), so a string or a comment that looks like a section is never taken for one.
+## Why text and not PackedScene: packing a scene again rewrites ids, drops unknown content, reorders
+## sections and adds inherited-property noise, and instantiating it runs its scripts. Editing the
+## text runs no project code and leaves every byte outside the edited lines as it was: nodes, their
+## order, properties, groups, connections, instanced sub-scenes, unique ids, editable children and the
+## scene's uid. Sections and properties are found by the same reader of the format that the load gate
+## uses (text_format.gd), so a string or a comment that looks like a section is never taken for one.
+## What the lines say is decided by the operations (ops/node_set_properties.gd), from the engine's view
+## of the scene (values/scene_nodes.gd); what is written is proven by loading it back there.
 
 const Ids = preload("../formats/ids.gd")
 const Job = preload("../job.gd")
+const Paths = preload("../safety/paths.gd")
 const Scan = preload("../formats/scan.gd")
 const TextFormat = preload("../formats/text_format.gd")
 
 static var _load_steps: RegEx = RegEx.create_from_string(" load_steps=(\\d+)")
-static var _reference: RegEx = RegEx.create_from_string('^(Ext|Sub)Resource\\("([^"]*)"\\)$')
+static var _any_reference: RegEx = RegEx.create_from_string('(Ext|Sub)Resource\\(\\s*"([^"]*)"\\s*\\)')
 
 ## The scene's path, text and sections, each {kind, attrs, start, body_start, end, props}.
 var path: String = ""
@@ -23,6 +26,15 @@ var text: String = ""
 var sections: Array[Dictionary] = []
 ## Node path ("." for the root) -> its node section.
 var nodes: Dictionary = {}
+## The files the edit names that the scene did not (each was loaded through the gate on its way in).
+var added: PackedStringArray = []
+var _edits: Array = []
+var _new_subs: String = ""
+## The [editable path=...] sections the edit adds.
+var _new_editables: PackedStringArray = []
+## Path -> id of each ext_resource the edit adds.
+var _new_ext: Dictionary = {}
+var _taken: Dictionary = {}
 
 
 ## Read and scan the scene at res:// `p_path`; `where` names the request member for errors.
@@ -88,121 +100,182 @@ static func node_map(all: Array[Dictionary]) -> Dictionary:
 	return map
 
 
-# ----- what a node is --------------------------------------------------------------------------
-
-
-## The engine class of the node at `node_path`, looking into instanced scenes; "" if there is none.
-func node_class(node_path: String) -> String:
-	return _class_in(sections, nodes, node_path, 0)
-
-
-## The instanced node that `node_path` lies inside when the node has no section of its own here.
-func instance_owner(node_path: String) -> String:
-	if nodes.has(node_path):
-		return ""
-	var parts: PackedStringArray = node_path.split("/")
-	for cut: int in range(parts.size() - 1, 0, -1):
-		var ancestor: String = "/".join(parts.slice(0, cut))
-		if nodes.has(ancestor) and nodes[ancestor]["attrs"].has("instance"):
-			return ancestor
-	return "."
-
-
-## Whether the scene lets its own text override nodes inside the instance at `instance_path`.
-func editable(instance_path: String) -> bool:
-	if instance_path == ".":
-		return true
-	for section: Dictionary in sections:
-		if section["kind"] == "editable" and section["attrs"].get("path", "") == instance_path:
-			return true
-	return false
-
-
-static func _class_in(all: Array[Dictionary], map: Dictionary, node_path: String, level: int) -> String:
-	if level > 16:
-		return ""
-	if map.has(node_path):
-		var attrs: Dictionary = map[node_path]["attrs"]
-		if attrs.has("type"):
-			return attrs["type"]
-		if attrs.has("instance"):
-			return _class_in_instance(all, attrs["instance"], ".", level)
-	var parts: PackedStringArray = node_path.split("/")
-	for cut: int in range(parts.size() - 1, 0, -1):
-		var ancestor: String = "/".join(parts.slice(0, cut))
-		if map.has(ancestor) and map[ancestor]["attrs"].has("instance"):
-			return _class_in_instance(all, map[ancestor]["attrs"]["instance"], "/".join(parts.slice(cut)), level)
-	if node_path != "." and map.has(".") and map["."]["attrs"].has("instance"):
-		return _class_in_instance(all, map["."]["attrs"]["instance"], node_path, level)
-	return ""
-
-
-static func _class_in_instance(all: Array[Dictionary], reference: String, node_path: String, level: int) -> String:
-	var found: RegExMatch = _reference.search(reference)
-	if found == null:
-		return ""
-	for section: Dictionary in all:
-		if section["kind"] == "ext_resource" and section["attrs"].get("id", "") == found.get_string(2):
-			var sub_path: String = section["attrs"].get("path", "")
-			if not FileAccess.file_exists(sub_path):
-				return ""
-			var sub: Array[Dictionary] = scan(FileAccess.get_file_as_string(sub_path))
-			return _class_in(sub, node_map(sub), node_path, level + 1)
-	return ""
-
-
 # ----- editing ---------------------------------------------------------------------------------
+# Edits are gathered, then applied at once by edited(): each is [start, end, text, order] in
+# characters of `text`. What they leave unused (a sub_resource or ext_resource no line names any
+# more, that one did before) goes with them, as the editor's saver would leave it out.
 
 
-## The scene text with `property` of the node at `node_path` set to `resource`: a reference to
-## its file when `saved_path` is given (one shared file), else an embedded sub-resource.
-func with_resource(node_path: String, property: String, resource: Resource, saved_path: String, uid: String) -> String:
-	var edits: Array = []
-	var reference: String = ""
-	if saved_path.is_empty():
-		var id: String = _new_id(resource.get_class() + "_")
-		reference = 'SubResource("%s")' % id
+## Set lines of the node section at `key`: `lines` maps a property to its value text, or to null to
+## take the line out. A node this file has no section for (one inside an instance) gets an override
+## section. `order` lists property names in the engine's order, where a new line goes.
+func set_lines(key: String, lines: Dictionary, order: Array) -> void:
+	if not nodes.has(key):
+		var kept: String = ""
+		for name: String in lines:
+			if lines[name] != null:
+				kept += "%s = %s\n" % [name, lines[name]]
+		if not kept.is_empty():
+			var parent: String = key.get_base_dir() if key.contains("/") else "."
+			_add_section(_after_subtree(parent), '[node name="%s" parent="%s"]\n%s' % [key.get_file(), parent, kept])
+		return
+	var section: Dictionary = nodes[key]
+	var props: Dictionary = section["props"]
+	for name: String in lines:
+		var line: String = "" if lines[name] == null else "%s = %s\n" % [name, lines[name]]
+		if props.has(name):
+			_edit(props[name][0], props[name][1], line)
+		elif not line.is_empty():
+			var at: int = _line_place(section, name, order)
+			_edit(at, at, ("\n" if at == text.length() and not text.ends_with("\n") else "") + line)
+
+
+## Add a node section (its header line's attributes after `[node `, and its property lines) as
+## the last child of `parent`, or before its child at `index` (of this file's children of it).
+func add_node(parent: String, attributes: String, lines: Dictionary, index: int) -> void:
+	var body: String = "[node %s]\n" % attributes
+	for name: String in lines:
+		body += "%s = %s\n" % [name, lines[name]]
+	var children: Array[Dictionary] = []
+	for section: Dictionary in sections:
+		if section["kind"] == "node" and section["attrs"].get("parent", null) == parent:
+			children.append(section)
+	if index >= 0 and index < children.size():
+		_edit(children[index]["start"], children[index]["start"], body + "\n")
+	else:
+		_add_section(_after_subtree(parent), body)
+
+
+## Take out the node at `key`, the nodes below it, the overrides of nodes inside it, its editable
+## mark and the connections from or to any of them.
+func remove_node(key: String) -> void:
+	for section: Dictionary in sections:
+		var attrs: Dictionary = section["attrs"]
+		var gone: bool = false
+		match section["kind"]:
+			"node":
+				gone = section in _subtree(key)
+			"editable":
+				gone = _under(str(attrs.get("path", "")), key)
+			"connection":
+				gone = _under(str(attrs.get("from", "")), key) or _under(str(attrs.get("to", "")), key)
+		if gone:
+			_edit(section["start"], section["end"], "")
+
+
+## Mark the instance at `key` as one whose children this file edits ([editable path=...]).
+func mark_editable(key: String) -> void:
+	for section: Dictionary in sections:
+		if section["kind"] == "editable" and section["attrs"].get("path", "") == key:
+			return
+	_new_editables.append('[editable path="%s"]\n' % key)
+
+
+## The text of a reference to `resource` for a property line: its file's ext_resource (added when the
+## scene names it nowhere yet), or a new sub_resource, which holds its stored values (their own
+## resources likewise). "" for a value the bridge does not write (a script).
+func resource_ref(resource: Resource) -> String:
+	var file: String = resource.resource_path
+	if resource is Script or resource.get_class() == "Resource" and not resource.resource_name.is_empty():
+		return ""
+	if not file.is_empty() and not file.contains("::"):
+		return reference_to_file(file, resource.get_class())
+	var id: String = _new_id(resource.get_class() + "_")
+	var body: String = ""
+	for info: Dictionary in resource.get_property_list():
+		var name: String = info["name"]
+		if info["usage"] & PROPERTY_USAGE_STORAGE == 0 or name.begins_with("resource_") or name == "script":
+			continue
+		var value: Variant = resource.get(name)
+		var default: Variant = ClassDB.class_get_property_default_value(resource.get_class(), name)
+		if typeof(default) != typeof(value) or value != default:
+			body += "%s = %s\n" % [name, value_text(value)]
+	_new_subs += '[sub_resource type="%s" id="%s"]\n%s\n' % [resource.get_class(), id, body]
+	return 'SubResource("%s")' % id
+
+
+## The reference to the resource file at `file` (of class `type`): its ext_resource, added when the
+## scene names the file nowhere yet, with the file's uid (`uid`, for a file being written).
+func reference_to_file(file: String, type: String, uid: String = "") -> String:
+	return 'ExtResource("%s")' % _ext_id(file, type, uid if not uid.is_empty() else Ids.uid_of(Paths.real(file)))
+
+
+## A value as the scene's text holds it: resources by resource_ref(), anything else as the engine's
+## own writer writes it (var_to_str is the text saver's VariantWriter).
+func value_text(value: Variant) -> String:
+	if value is Resource:
+		return resource_ref(value)
+	if typeof(value) == TYPE_ARRAY and (value as Array).any(func(item: Variant) -> bool: return item is Object):
+		var items: PackedStringArray = []
+		for item: Variant in value:
+			items.append(value_text(item))
+		var typed: String = ""
+		if (value as Array).is_typed():
+			var element: String = (value as Array).get_typed_class_name()
+			typed = (
+				"Array[%s]" % (element if not element.is_empty() else type_string((value as Array).get_typed_builtin()))
+			)
+		return ("%s([%s])" % [typed, ", ".join(items)]) if not typed.is_empty() else "[%s]" % ", ".join(items)
+	return var_to_str(value)
+
+
+## A number for a new node's unique_id, as Godot 4.6 gives every node one (0: the scene's nodes have
+## none, as before 4.6): drawn from the scene's text, not at random, and taken by no node of it.
+func new_unique_id() -> int:
+	var taken: Dictionary = {}
+	for section: Dictionary in sections:
+		if section["kind"] == "node" and section["attrs"].has("unique_id"):
+			taken[str(section["attrs"]["unique_id"]).to_int()] = true
+	if taken.is_empty():
+		return 0
+	var draw: int = 0
+	while true:
+		var drawn_from: String = "%s:node:%d" % [text.sha256_text(), draw]
+		var number: int = drawn_from.sha256_buffer().decode_u32(0) & 0x7FFFFFFF
+		if number != 0 and not taken.has(number):
+			return number
+		draw += 1
+	return 0
+
+
+## The scene's text with the edits gathered made, what they left unused taken out, and the
+## header's resource count (of scenes older than 4.6) kept right.
+func edited() -> String:
+	if not _new_subs.is_empty():
 		var first_node: int = _first("node")["start"]
-		edits.append(
-			[
-				first_node,
-				first_node,
-				'[sub_resource type="%s" id="%s"]\n%s\n' % [resource.get_class(), id, _body(resource)]
-			]
-		)
-	else:
-		reference = 'ExtResource("%s")' % _ext_id(saved_path, resource.get_class(), uid, edits)
-	var line: String = "%s = %s\n" % [property, reference]
-	if nodes.has(node_path):
-		var section: Dictionary = nodes[node_path]
-		var old: Array = section["props"].get(property, [])
-		if old.is_empty():
-			var at: int = section["body_start"]
-			edits.append([at, at, ("\n" if at == text.length() and not text.ends_with("\n") else "") + line])
-		else:
-			edits.append([old[0], old[1], line])
-			_drop_orphan(text.substr(old[0], old[1] - old[0]).get_slice(" = ", 1).strip_edges(), reference, edits)
-	else:
-		var parent: String = node_path.get_base_dir() if node_path.contains("/") else "."
-		var last_node: Dictionary = _last("node")
-		var override: String = '[node name="%s" parent="%s"]\n%s' % [node_path.get_file(), parent, line]
-		if last_node["end"] == text.length():
-			edits.append([text.length(), text.length(), ("" if text.ends_with("\n") else "\n") + "\n" + override])
-		else:
-			edits.append([last_node["end"], last_node["end"], override + "\n"])
-	return _steps_fixed(_applied(edits))
+		_edit(first_node, first_node, _new_subs)
+	# Editable marks close the file, as the editor writes them: after every section added at its end.
+	for mark: String in _new_editables:
+		_add_section(sections[-1], mark)
+	var out: String = _applied(_edits, text)
+	var before: Dictionary = _references(text)
+	while true:
+		var dropped: Array = []
+		var now: Dictionary = _references(out)
+		for section: Dictionary in scan(out):
+			var id: String = str(section["attrs"].get("id", ""))
+			var kind: String = section["kind"]
+			var was_used: bool = before.has(kind + id) or _taken.get(id, false) is String
+			if kind in ["ext_resource", "sub_resource"] and was_used and not now.has(kind + id):
+				dropped.append([section["start"], section["end"], "", dropped.size()])
+		if dropped.is_empty():
+			break
+		out = _applied(dropped, out)
+	if text.ends_with("\n") and not text.ends_with("\n\n"):
+		out = out.rstrip("\n") + "\n"
+	return _steps_fixed(out)
 
 
 ## The bytes of `content` to write over the scene, once the reader the gate uses (text_format.gd)
 ## finds that it parses as a scene (an edit that broke the file's syntax would be caught only when
 ## the scene is next opened) and that it gained nothing that runs or loads: no script set, no class
-## of code, and no file named that the scene did not name before, other than `added` (the shape's
-## file). None after failing the job. Writing them is saving.gd's.
-func checked_bytes(content: String, added: String, job: Job, where: String) -> PackedByteArray:
+## of code, and no file named that the scene did not name before, other than those the edit added
+## (`added`). None after failing the job. Writing them is saving.gd's.
+func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 	var bytes: PackedByteArray = content.to_utf8_buffer()
 	var scan: Scan = Scan.new()
 	TextFormat.new(bytes, scan).resource_file()
-	var gained: String = _gained(scan, added)
+	var gained: String = _gained(scan)
 	if not gained.is_empty():
 		job.fail(
 			Job.UNSAFE_RESOURCE,
@@ -224,7 +297,7 @@ func checked_bytes(content: String, added: String, job: Job, where: String) -> P
 
 
 ## What the edited scene (`after`) would do that the scene on disk does not, or "".
-func _gained(after: Scan, added: String) -> String:
+func _gained(after: Scan) -> String:
 	var before: Scan = Scan.new()
 	TextFormat.new(text.to_utf8_buffer(), before).resource_file()
 	if after.scripts > before.scripts:
@@ -238,7 +311,9 @@ func _gained(after: Scan, added: String) -> String:
 		var code: bool = not ClassDB.class_exists(type) or ClassDB.is_parent_class(type, "Script")
 		if had[type] < 0 and (code or ClassDB.is_parent_class(type, "GDExtension")):
 			return "it would make a %s in %s" % [type, entry["where"]]
-	var named: Dictionary = {added: true}
+	var named: Dictionary = {}
+	for path_added: String in added:
+		named[path_added] = true
 	for load: Dictionary in before.loads:
 		named[load["path"] + load["uid"]] = true
 	for load: Dictionary in after.loads:
@@ -247,8 +322,8 @@ func _gained(after: Scan, added: String) -> String:
 	return ""
 
 
-## The id of an ext_resource for `saved_path`: the existing one, or a new line added to `edits`.
-func _ext_id(saved_path: String, type: String, uid: String, edits: Array) -> String:
+## The id of an ext_resource for `saved_path`: the existing one, or a new line gathered.
+func _ext_id(saved_path: String, type: String, uid: String) -> String:
 	var count: int = 0
 	var last_ext: Dictionary = {}
 	for section: Dictionary in sections:
@@ -257,48 +332,90 @@ func _ext_id(saved_path: String, type: String, uid: String, edits: Array) -> Str
 				return section["attrs"].get("id", "")
 			count += 1
 			last_ext = section
-	var id: String = _new_id("%d_" % (count + 1))
+	if _new_ext.has(saved_path):
+		return _new_ext[saved_path]
+	var id: String = _new_id("%d_" % (count + _new_ext.size() + 1))
+	_new_ext[saved_path] = id
+	added.append(saved_path)
 	var uid_attr: String = ' uid="%s"' % uid if not uid.is_empty() else ""
 	var line: String = '[ext_resource type="%s"%s path="%s" id="%s"]\n' % [type, uid_attr, saved_path, id]
 	if last_ext.is_empty():
 		var after_header: int = sections[1]["start"] if sections.size() > 1 else text.length()
-		edits.append([after_header, after_header, line + "\n"])
+		_edit(after_header, after_header, line + ("\n" if _new_ext.size() == 1 else ""))
 	else:
-		edits.append([last_ext["body_start"], last_ext["body_start"], line])
+		_edit(last_ext["body_start"], last_ext["body_start"], line)
 	return id
 
 
-## Remove the section `old` referred to when the replaced line was its only use.
-func _drop_orphan(old: String, replacement: String, edits: Array) -> void:
-	var found: RegExMatch = _reference.search(old)
-	if found == null or old == replacement or text.count(old) != 1:
-		return
-	var kind: String = "ext_resource" if found.get_string(1) == "Ext" else "sub_resource"
-	for section: Dictionary in sections:
-		if section["kind"] == kind and section["attrs"].get("id", "") == found.get_string(2):
-			var end: int = section["end"] if kind == "sub_resource" else section["body_start"]
-			edits.append([section["start"], end, ""])
+## Where a new line for property `name` goes in `section`: before the first line of a property that
+## comes after it in the engine's order, else after the last line.
+func _line_place(section: Dictionary, name: String, order: Array) -> int:
+	var rank: int = order.find(name)
+	var at: int = section["body_start"]
+	for other: String in section["props"]:
+		var span: Array = section["props"][other]
+		if rank >= 0 and order.find(other) > rank:
+			return span[0]
+		at = maxi(at, span[1])
+	return at
 
 
-## The resource's stored, non-default properties in scene syntax, one line each.
-static func _body(resource: Resource) -> String:
-	var lines: String = ""
-	for info: Dictionary in resource.get_property_list():
-		var name: String = info["name"]
-		if info["usage"] & PROPERTY_USAGE_STORAGE == 0 or name.begins_with("resource_") or name == "script":
-			continue
-		var value: Variant = resource.get(name)
-		var default: Variant = ClassDB.class_get_property_default_value(resource.get_class(), name)
-		if typeof(default) != typeof(value) or value != default:
-			lines += "%s = %s\n" % [name, var_to_str(value)]
-	return lines
+## The node sections at and below `key` in this file.
+func _subtree(key: String) -> Array[Dictionary]:
+	var found: Array[Dictionary] = []
+	for node_key: String in nodes:
+		if _under(node_key, key) or key == ".":
+			found.append(nodes[node_key])
+	return found
 
 
-func _applied(edits: Array) -> String:
-	# Last first, so earlier offsets stay valid; at one offset the removal goes before the
-	# insertion (a new ext_resource line lands where a dropped orphan sub_resource started).
-	edits.sort_custom(func(a: Array, b: Array) -> bool: return a[0] > b[0] or a[0] == b[0] and a[1] > b[1])
-	var out: String = text
+## The last node section at or below `key` (the root's for "."), or the nearest ancestor's that has one.
+func _after_subtree(key: String) -> Dictionary:
+	var last: Dictionary = {}
+	var at: String = key
+	while last.is_empty():
+		for section: Dictionary in _subtree(at):
+			if last.is_empty() or section["start"] > last["start"]:
+				last = section
+		if at == ".":
+			break
+		at = at.get_base_dir() if at.contains("/") else "."
+	return last
+
+
+static func _under(node_path: String, key: String) -> bool:
+	return node_path == key or node_path.begins_with(key + "/")
+
+
+## Put a section (its text ending in a newline) after `after`, a blank line between them.
+func _add_section(after: Dictionary, section: String) -> void:
+	var at: int = after["end"]
+	if at == text.length():
+		_edit(at, at, ("" if text.ends_with("\n") else "\n") + "\n" + section)
+	else:
+		_edit(at, at, section + "\n")
+
+
+func _edit(start: int, end: int, replacement: String) -> void:
+	_edits.append([start, end, replacement, _edits.size()])
+
+
+## Each reference in `source`, "ext_resource<id>" or "sub_resource<id>" -> true.
+static func _references(source: String) -> Dictionary:
+	var found: Dictionary = {}
+	for match: RegExMatch in _any_reference.search_all(source):
+		found[("ext_resource" if match.get_string(1) == "Ext" else "sub_resource") + match.get_string(2)] = true
+	return found
+
+
+## `source` with `edits` made. Last first, so earlier offsets stay valid; at one offset the removal
+## goes first, and of two insertions the one gathered first ends up first.
+static func _applied(edits: Array, source: String) -> String:
+	edits.sort_custom(
+		func(a: Array, b: Array) -> bool:
+			return a[0] > b[0] or a[0] == b[0] and (a[1] > b[1] or a[1] == b[1] and a[3] > b[3])
+	)
+	var out: String = source
 	for edit: Array in edits:
 		out = out.substr(0, edit[0]) + edit[2] + out.substr(edit[1])
 	return out
@@ -318,12 +435,15 @@ static func _steps_fixed(content: String) -> String:
 	return header.replace(found.get_string(0), " load_steps=%d" % resources) + content.substr(newline)
 
 
-## A new section id, not taken by any section of the scene (and the same for the same scene).
+## A new section id, not taken by any section of the scene nor drawn before (and the same for the
+## same scene and edit). Those drawn are noted as such: a new section nothing names in the end goes.
 func _new_id(prefix: String) -> String:
-	var taken: Dictionary = {}
-	for section: Dictionary in sections:
-		taken[section["attrs"].get("id", "")] = true
-	return Ids.drawn(prefix, text.sha256_text(), taken)
+	if _taken.is_empty():
+		for section: Dictionary in sections:
+			_taken[section["attrs"].get("id", "")] = true
+	var id: String = Ids.drawn(prefix, text.sha256_text(), _taken)
+	_taken[id] = "drawn"
+	return id
 
 
 func _first(kind: String) -> Dictionary:
@@ -331,11 +451,3 @@ func _first(kind: String) -> Dictionary:
 		if section["kind"] == kind:
 			return section
 	return {}
-
-
-func _last(kind: String) -> Dictionary:
-	var found: Dictionary = {}
-	for section: Dictionary in sections:
-		if section["kind"] == kind:
-			found = section
-	return found

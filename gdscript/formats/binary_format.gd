@@ -470,6 +470,8 @@ static func _read_external_path(c: _Cursor, where: String) -> void:
 	if not c.ok:
 		return
 	var at: String = "an inline external reference in " + where
+	if c.scan.inline_load.is_empty():
+		c.scan.inline_load = at
 	c.scan.add_class(type, at)
 	c.scan.add_load(path, "", at, "file")
 

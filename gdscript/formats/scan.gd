@@ -36,6 +36,10 @@ var classes: Array[Dictionary] = []
 ## relative path is relative to this file's folder (ext_resource), "root" when it is relative to
 ## the project (an inline Resource("...")), "both" when either may apply.
 var loads: Array[Dictionary] = []
+## Where the first file named inline is (a text file's Resource("..."), a binary file's old inline
+## reference; "" if none): the engine loads those with its cache reused, which a scene read with
+## script stand-ins (safety/gate.gd) may not take.
+var inline_load: String = ""
 ## Where a `script` property is set to something other than null ("" if nowhere), and how often.
 var script_set: String = ""
 var scripts: int = 0

@@ -679,6 +679,8 @@ func _reference(id: String) -> void:
 		func() -> bool:
 			if _tok == Tok.STRING and loads:
 				var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
+				if id == "Resource" and _scan.inline_load.is_empty():
+					_scan.inline_load = where
 				if _text.begins_with("uid://"):
 					_scan.add_load("", _text, where, "both")
 				else:

@@ -7,6 +7,8 @@ const Job = preload("../job.gd")
 const Creating = preload("../values/creating.gd")
 const Props = preload("../values/props.gd")
 const Saving = preload("../files/saving.gd")
+const NodeSetProperties = preload("node_set_properties.gd")
+const SceneNodes = preload("../values/scene_nodes.gd")
 const SceneText = preload("../files/scene_text.gd")
 
 
@@ -28,7 +30,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if saved.is_empty() and not job.failed():
 		# Saving.save() proves every value from the file it writes; with no file, the object says.
 		Props.check_stored(shape, values.keys(), job, params)
-	var scene: SceneText = null
+	var scene: Array = []
 	if not job.failed() and request.has("scene_path"):
 		scene = _target(request["scene_path"], request["node_path"], type, base, job)
 	if job.failed():
@@ -36,15 +38,34 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var writes: Array[Dictionary] = []
 	if not saved.is_empty():
 		writes.append(Saving.stage(shape, saved, job, "save_path", values, params))
-	if scene != null and not job.failed():
-		# The saved file's reference carries the uid that file is getting.
-		var uid: String = writes[0]["uid"] if not saved.is_empty() else ""
-		var edited: String = scene.with_resource(_node_key(request["node_path"]), "shape", shape, saved, uid)
-		writes.append(
-			Saving.stage_bytes(scene.path, scene.checked_bytes(edited, saved, job, "scene_path"), job, "scene_path")
-		)
+	if not scene.is_empty() and not job.failed():
+		_attach(scene, NodeSetProperties.node_key(request["node_path"]), shape, saved, writes, job)
 	Saving.commit(writes, job)
 	return {"uid": writes[0]["uid"]} if not saved.is_empty() and not job.failed() else {}
+
+
+## Put `shape` on the node at `key` of `scene` ([text, nodes]) through node_set_properties' edit:
+## by reference to the file `saved` (staged in `writes[0]`, whose uid it carries), or embedded; the
+## scene's staged write joins `writes`.
+static func _attach(
+	scene: Array, key: String, shape: Resource, saved: String, writes: Array[Dictionary], job: Job
+) -> void:
+	var text: SceneText = scene[0]
+	var nodes: SceneNodes = scene[1]
+	var expected: Dictionary = nodes.fingerprint()
+	NodeSetProperties.reach_into(text, nodes, key, expected)
+	var out: Array = [text, {}, expected, []]
+	var had: Array = [nodes.base_values(key), nodes.own_values(key)]
+	NodeSetProperties.set_values(had, key, nodes.node_class(key), {"shape": shape}, out, job, "shape_params")
+	if job.failed():
+		return
+	if not saved.is_empty():
+		out[1]["shape"] = text.reference_to_file(saved, shape.get_class(), writes[0]["uid"])
+		expected["nodes"][key]["values"]["shape"] = "file:" + saved
+	text.set_lines(key, out[1], out[3])
+	var staged: Dictionary = NodeSetProperties.stage(text, expected, job, "scene_path", writes)
+	if not staged.is_empty():
+		writes.append(staged)
 
 
 ## "Shape3D" or "Shape2D" for a listed shape class, "" for anything else.
@@ -57,25 +78,16 @@ static func _base_of(type: String) -> String:
 	return ""
 
 
-## The scene, scanned, after checking that `node_path` is a collision node of the shape's kind.
-static func _target(scene_path: String, node_path: String, type: String, base: String, job: Job) -> SceneText:
-	var scene: SceneText = SceneText.new()
-	scene.open(scene_path, job, "scene_path")
+## [the scene's text, its nodes], after checking that `node_path` is a collision node of the shape's
+## kind; [] once `job` failed.
+static func _target(scene_path: String, node_path: String, type: String, base: String, job: Job) -> Array:
+	var scene: Array = NodeSetProperties.open(scene_path, job)
 	if job.failed():
-		return null
-	var key: String = _node_key(node_path)
-	var node_class: String = scene.node_class(key)
-	if node_class.is_empty():
-		var known: Array = scene.nodes.keys().slice(0, 12)
-		job.fail(
-			Job.NODE_NOT_FOUND,
-			(
-				"node_path %s is not a node of %s (its nodes: %s)"
-				% [JSON.stringify(node_path), scene_path, ", ".join(known)]
-			),
-			"node_path"
-		)
-		return null
+		return []
+	var key: String = NodeSetProperties.node_key(node_path)
+	var node_class: String = NodeSetProperties.find(scene[1], key, job, "node_path")
+	if job.failed():
+		return []
 	var wanted: String = "CollisionShape3D" if base == "Shape3D" else "CollisionShape2D"
 	if not ClassDB.is_parent_class(node_class, wanted):
 		var other: String = "CollisionShape2D" if base == "Shape3D" else "CollisionShape3D"
@@ -87,25 +99,5 @@ static func _target(scene_path: String, node_path: String, type: String, base: S
 			"node_path %s (a %s) cannot take this shape: %s" % [JSON.stringify(node_path), node_class, why],
 			"node_path"
 		)
-		return null
-	var owner: String = scene.instance_owner(key)
-	if not owner.is_empty() and not scene.editable(owner):
-		job.fail(
-			Job.INCOMPATIBLE_NODE,
-			(
-				(
-					"node_path %s belongs to the instanced scene at %s, whose children %s does not edit; "
-					% [JSON.stringify(node_path), owner, scene_path]
-				)
-				+ "attach the shape in that scene or make its children editable"
-			),
-			"node_path"
-		)
-		return null
+		return []
 	return scene
-
-
-## A node path as the scene text names it: relative to the root, the root itself ".".
-static func _node_key(node_path: String) -> String:
-	var key: String = node_path.trim_prefix("./").trim_suffix("/")
-	return "." if key.is_empty() else key

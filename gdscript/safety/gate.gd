@@ -46,6 +46,7 @@ const _SCANS_KEPT: int = 256
 ## Verdicts of _verdict() other than an error code.
 const _PASS: String = "pass"
 const _ASSET: String = "asset"
+const _STAND_IN: String = "stand-in"
 const _LFS_POINTER: String = "version https://git-lfs.github.com/spec/v1"
 ## What judge() and opened_file_fault() answer when the engine may go on, and _verdict() when it may
 ## load the file: never an empty array. A GDScript runtime error ends the function it happens in
@@ -148,6 +149,8 @@ func _answer(path: String, original_path: String) -> Variant:
 		return ERR_SKIP
 	if verdict.size() != 2:
 		return null
+	if verdict[0] == _STAND_IN:
+		return _stand_in(path)
 	return (
 		_asset(path, verdict[1], original_path)
 		if verdict[0] == _ASSET
@@ -180,6 +183,8 @@ static func _verdict(path: String) -> Array:
 		if code.is_empty():
 			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
 		if extension in code:
+			if job.script_stand_ins and extension != "gdextension":
+				return [_STAND_IN, real]
 			return [Job.UNSAFE_RESOURCE, "is a script or a native library, which the engine would run"]
 	# Opened once: its first bytes tell an LFS pointer and a binary resource, the rest is read on.
 	var file: FileAccess = FileAccess.open(real, FileAccess.READ)
@@ -197,6 +202,12 @@ static func _verdict(path: String) -> Array:
 	var problem: Array = judge(scan)
 	if problem != MAY:
 		return problem
+	# A load the engine serves from its cache never reaches this gate (an inline Resource("...") is
+	# loaded with the cache reused): every file named is held to the project here, before it loads.
+	for load: Dictionary in scan.loads:
+		var named_path: String = named(load, path)
+		if not named_path.is_empty() and not Paths.inside(Paths.real(named_path)):
+			return [Job.PATH_OUTSIDE_PROJECT, "names %s in %s, outside the project" % [named_path, load["where"]]]
 	if _names_unknown_uid_at_stale_path(scan, path):
 		var uids: GDScript = _own_script(_PROJECT_UIDS)
 		if uids == null:
@@ -279,9 +290,27 @@ static func judge(scan: Scan) -> Array:
 					% [entry["where"], JSON.stringify(type)]
 				)
 			]
+		# An ext_resource's type is a hint: the file it names is judged when it loads (a script then
+		# comes as a stand-in, for a request that reads scenes).
+		var named_script: bool = entry["where"].begins_with("[ext_resource") and type == "Script"
+		if named_script and job != null and job.script_stand_ins:
+			continue
 		if ClassDB.is_parent_class(type, "Script") or ClassDB.is_parent_class(type, "GDExtension"):
 			return [Job.UNSAFE_RESOURCE, "carries code: %s is a %s" % [entry["where"], type]]
-	if not scan.script_set.is_empty():
+	# A scene's loader stores a node's `script` without running it; any script a file names through
+	# the gate comes as a stand-in (see _stand_in()), and a script made in the file itself is refused
+	# above. A file naming one inline (Resource("...")) is not read so: the engine may take that one
+	# from its cache, past the gate, as the real script.
+	var stand_ins: bool = job != null and job.script_stand_ins
+	if stand_ins and not scan.inline_load.is_empty():
+		return [
+			Job.UNSAFE_RESOURCE,
+			(
+				"cannot be vouched for: it names a file inline (%s), which the engine may take from its cache"
+				% scan.inline_load
+			)
+		]
+	if not scan.script_set.is_empty() and not stand_ins:
 		return [Job.UNSAFE_RESOURCE, "carries code: it sets a script in %s" % scan.script_set]
 	if not scan.corrupt.is_empty():
 		return [Job.LOAD_FAILED, "is not a valid resource file: %s (ERR_FILE_CORRUPT)" % scan.corrupt]
@@ -366,6 +395,17 @@ static func _own_script(relative: String) -> GDScript:
 static func _import_stamp(res: String) -> Array:
 	var record: String = "res://.godot/imported/%s-%s.md5" % [res.get_file(), res.md5_text()]
 	return [FileAccess.get_modified_time(res + ".import"), FileAccess.get_modified_time(record)]
+
+
+## A script a scene names, for a request that reads scenes (Job.script_stand_ins): not loaded, and not
+## a failure. The engine gets a plain Resource named by the script's path, which a SceneState stores as
+## the node's `script` (nothing runs it: the bridge never instantiates a scene); a resource file that
+## sets it on a sub-resource gets an error from the engine's set_script(), and no script.
+static func _stand_in(path: String) -> Resource:
+	var stand_in: Resource = Resource.new()
+	stand_in.resource_name = path
+	_refused.append(stand_in)
+	return stand_in
 
 
 ## Fail the request for `path` and hand the engine a placeholder, which ends this load there.

@@ -31,8 +31,11 @@ from godot_bridge.requests.replies import (
     Answer,
     ClassInfoReply,
     DuplicateReply,
+    NodeRemoveReply,
+    NodeReply,
     ReadReply,
     SavedReply,
+    SceneReadReply,
     ShapeReply,
     UpdateReply,
 )
@@ -421,6 +424,97 @@ class ClassInfo(Request, Answers[ClassInfoReply]):
 
     op: Literal["class_info"] = "class_info"
     class_name: str = Field(description="Engine class name, e.g. StandardMaterial3D, BoxShape3D, Gradient, Material.")
+
+
+class SceneRead(Request, Answers[SceneReadReply]):
+    """Read a scene's nodes (.tscn) as its file stores them, in tree order, and its signal connections.
+    Runs none of its scripts."""
+
+    title: ClassVar[str] = "Read a Godot scene's nodes"
+    example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor"}
+    files: ClassVar[dict[str, FileMember]] = {"scene_path": FileMember(paths.SCENE_SUFFIXES)}
+    echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
+
+    op: Literal["scene_read"] = "scene_read"
+    scene_path: str = Field(description="The .tscn scene to read, relative to the project (res:// accepted), or its "
+                            "uid://.")
+    node_path: str | None = Field(
+        None, description='Only this node and those below it: "." is the root, "Floor/Mesh" a node under Floor.'
+    )
+    depth: int = Field(
+        1, ge=0, description="Levels of nested resources shown as objects, as in resource_read."
+    )
+
+
+NODE_PATH_HELP = ('A node of the scene, as the editor\'s "Copy Node Path" gives it: "." is the root, "Floor/Mesh" '
+                  "a node under Floor (also one inside an instanced scene).")
+
+
+class NodeSetProperties(Writing, Answers[NodeReply]):
+    """Set properties of a scene node (.tscn) as the editor stores them: only its lines change; null puts
+    one back to its default."""
+
+    title: ClassVar[str] = "Set properties of a scene node"
+    example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor/Mesh",
+                                         "properties": {"material_override": "materials/stone.tres"}}
+    files: ClassVar[dict[str, FileMember]] = {
+        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True)}
+    echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
+
+    op: Literal["node_set_properties"] = "node_set_properties"
+    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
+                            "its uid://.")
+    node_path: str = Field(description=NODE_PATH_HELP)
+    properties: Properties = Field(
+        description="Properties to set, null to put one back to its default: " + VALUES_HELP, min_length=1
+    )
+
+
+class NodeAdd(Writing, Answers[NodeReply]):
+    """Add a node to a scene (.tscn): of an engine class (`type`) or an instance of a scene (`instance`)."""
+
+    title: ClassVar[str] = "Add a node to a scene"
+    example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "parent_path": ".", "name": "Lamp",
+                                         "type": "OmniLight3D", "properties": {"light_energy": 2}}
+    files: ClassVar[dict[str, FileMember]] = {
+        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True),
+        "instance": FileMember(paths.INSTANCE_SUFFIXES)}
+    echoed: ClassVar[tuple[str, ...]] = ("scene_path",)
+
+    op: Literal["node_add"] = "node_add"
+    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
+                            "its uid://.")
+    parent_path: str = Field(description="The new node's parent. " + NODE_PATH_HELP)
+    name: str = Field(description="The new node's name; a name its parent already has is refused.")
+    type: str | None = Field(None, description="An engine node class (MeshInstance3D, Area3D, Label, ...).")
+    instance: str | None = Field(
+        None, description="Instead of type: a scene to instance (.tscn, .scn, or an imported .glb/.gltf/.blend...)."
+    )
+    properties: Properties | None = Field(None, description="The new node's properties: " + VALUES_HELP)
+    index: int | None = Field(None, ge=0, description="Its place among its parent's children (0: first); "
+                              "left out: last.")
+
+    @model_validator(mode="after")
+    def _type_or_instance(self) -> NodeAdd:
+        if (self.type is None) == (self.instance is None):
+            raise ValueError("give the new node a type or an instance (one of them)")
+        return self
+
+
+class NodeRemove(Writing, Answers[NodeRemoveReply]):
+    """Remove a node from a scene (.tscn) with what lies below it, its connections and the resources
+    only they used."""
+
+    title: ClassVar[str] = "Remove a node from a scene"
+    example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor/OldLamp"}
+    files: ClassVar[dict[str, FileMember]] = {
+        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True)}
+    echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
+
+    op: Literal["node_remove"] = "node_remove"
+    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
+                            "its uid://.")
+    node_path: str = Field(description="The node to remove (not the root). " + NODE_PATH_HELP)
 
 
 def _op(model: type[Request]) -> str:

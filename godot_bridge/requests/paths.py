@@ -28,6 +28,7 @@ UPDATABLE_SUFFIXES = (".tres", ".res")
 READABLE_SUFFIXES = (".tres", ".res", ".tscn", ".scn")
 SHADER_SUFFIXES = (".gdshader",)
 SCENE_SUFFIXES = (".tscn",)
+INSTANCE_SUFFIXES = (".tscn", ".scn", ".glb", ".gltf", ".blend", ".fbx", ".dae", ".obj")
 
 _NAME_MAX = 255
 _PATH_MAX = 4096

@@ -115,6 +115,60 @@ class UpdateReply(Written):
     changes too); inside an embedded resource as property.member."""
 
 
+class SceneNode(TypedDict):
+    """A node of a scene."""
+
+    __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
+
+    path: str
+    """As node_path takes it ("." is the root)."""
+    name: str
+    type: str
+    """Its class (an instance's: its scene's root class)."""
+    instance: str | None
+    """The scene it instances, or null."""
+    script: str | None
+    groups: list[str]
+    properties: dict[str, Any]
+    """The values this file stores for it, as resource_read gives them."""
+
+
+Connection = TypedDict("Connection", {"signal": str, "from": str, "to": str, "method": str, "flags": int,
+                                      "binds": NotRequired[list[Any]], "unbinds": NotRequired[int]})
+"""A signal connection of a scene ("from" is a keyword in Python, so the class is built by call)."""
+
+
+class SceneReadReply(Answer):
+    """scene_read: a scene's nodes as its file stores them."""
+
+    scene_path: str
+    node_path: NotRequired[str]
+    uid: str | None
+    nodes: list[SceneNode]
+    """The nodes the file stores, in tree order (with node_path: it and those below)."""
+    connections: list[Connection]
+
+
+class NodeReply(Written):
+    """node_set_properties and node_add: the node changed or made."""
+
+    scene_path: str
+    node_path: str
+    changed: NotRequired[list[str]]
+    """node_set_properties: the stored properties whose lines changed (position changes transform)."""
+    made_editable: NotRequired[list[str]]
+    """Instances newly given "Editable Children", as the node lies inside them."""
+
+
+class NodeRemoveReply(Written):
+    """node_remove: what left the scene."""
+
+    scene_path: str
+    node_path: str
+    removed: list[str]
+    """The node and those below it."""
+
+
 class PropertyInfo(TypedDict):
     """One property a request may set, as class_info describes it."""
 

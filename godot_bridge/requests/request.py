@@ -46,7 +46,7 @@ READ, WRITE = 0, 1
 """A file's role in a request: only read, or written (created, replaced or edited)."""
 
 ECHOED_PATHS = ("resource_path", "path", "save_path", "source_path", "dest_path", "scene_path", "node_path",
-                "shader_path")
+                "parent_path", "instance", "shader_path")
 """Every request member naming a file or node, in the order an error reply lists them (a request
 that could not be parsed has no model to ask; tests/test_vocabulary.py holds this to the models)."""
 
@@ -222,6 +222,8 @@ def _ok(request: AnyRequest, data: dict[str, Any]) -> Reply:
             reply[request.spelled(key)] = value
     if "properties" in data:
         data = {**data, "properties": tidy_floats(data["properties"])}
+    if "nodes" in data:
+        data = {**data, "nodes": [{**node, "properties": tidy_floats(node["properties"])} for node in data["nodes"]]}
     if "changes" in data:
         data = {**data, "changes": [diffed(change) for change in data["changes"]]}
     reply.update(data)
