@@ -563,3 +563,23 @@ def test_a_script_error_while_reading_is_an_error_reply_not_an_empty_success(
         reply = run(fresh, project, "scene_read", scene_path=SCENE)
     assert reply["result"] == "error", reply
     assert "script error" in reply["error"]["message"]
+
+
+def test_a_scripts_exported_property_is_typed_by_the_script_with_allow_scripts(
+    project: Path, bridge: Bridge
+) -> None:
+    (project / "mover.gd").write_text('extends Node3D\n\n@export var speed: float = 1.0\n'
+                                      '@export var label: String = ""\n')
+    (project / "mover.tscn").write_text(
+        '[gd_scene format=3]\n\n[ext_resource type="Script" path="res://mover.gd" id="1_m"]\n\n'
+        '[node name="Mover" type="Node3D" unique_id=7]\nscript = ExtResource("1_m")\n')
+    refused = run(bridge, project, "node_set_properties", scene_path="mover.tscn", node_path=".",
+                  properties={"speed": 2})
+    assert refused["error"]["code"] == "unsafe_resource", refused
+    reply = run(bridge, project, "node_set_properties", scene_path="mover.tscn", node_path=".",
+                properties={"speed": 2, "label": "fast"}, allow_scripts=True)
+    assert reply["changed"] == ["speed", "label"], reply
+    assert (project / "mover.tscn").read_text().endswith('ExtResource("1_m")\nspeed = 2.0\nlabel = "fast"\n')
+    wrong = run(bridge, project, "node_set_properties", scene_path="mover.tscn", node_path=".",
+                properties={"speed": "fast"}, allow_scripts=True)
+    assert wrong["error"]["code"] == "invalid_value", wrong

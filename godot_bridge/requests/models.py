@@ -450,40 +450,41 @@ NODE_PATH_HELP = ('A node of the scene, as the editor\'s "Copy Node Path" gives 
                   "a node under Floor (also one inside an instanced scene).")
 
 
-class NodeSetProperties(Writing, Answers[NodeReply]):
+class SceneEdit(Writing):
+    """Members every operation that changes a scene's nodes has."""
+
+    files: ClassVar[dict[str, FileMember]] = {
+        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True)}
+    echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
+
+    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
+                            "its uid://.")
+
+
+class NodeSetProperties(SceneEdit, Answers[NodeReply]):
     """Set properties of a scene node (.tscn) as the editor stores them: only its lines change; null puts
     one back to its default."""
 
     title: ClassVar[str] = "Set properties of a scene node"
     example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor/Mesh",
                                          "properties": {"material_override": "materials/stone.tres"}}
-    files: ClassVar[dict[str, FileMember]] = {
-        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True)}
-    echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
-
     op: Literal["node_set_properties"] = "node_set_properties"
-    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
-                            "its uid://.")
     node_path: str = Field(description=NODE_PATH_HELP)
     properties: Properties = Field(
         description="Properties to set, null to put one back to its default: " + VALUES_HELP, min_length=1
     )
 
 
-class NodeAdd(Writing, Answers[NodeReply]):
+class NodeAdd(SceneEdit, Answers[NodeReply]):
     """Add a node to a scene (.tscn): of an engine class (`type`) or an instance of a scene (`instance`)."""
 
     title: ClassVar[str] = "Add a node to a scene"
     example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "parent_path": ".", "name": "Lamp",
                                          "type": "OmniLight3D", "properties": {"light_energy": 2}}
-    files: ClassVar[dict[str, FileMember]] = {
-        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True),
-        "instance": FileMember(paths.INSTANCE_SUFFIXES)}
+    files: ClassVar[dict[str, FileMember]] = {**SceneEdit.files, "instance": FileMember(paths.INSTANCE_SUFFIXES)}
     echoed: ClassVar[tuple[str, ...]] = ("scene_path",)
 
     op: Literal["node_add"] = "node_add"
-    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
-                            "its uid://.")
     parent_path: str = Field(description="The new node's parent. " + NODE_PATH_HELP)
     name: str = Field(description="The new node's name; a name its parent already has is refused.")
     type: str | None = Field(None, description="An engine node class (MeshInstance3D, Area3D, Label, ...).")
@@ -501,19 +502,13 @@ class NodeAdd(Writing, Answers[NodeReply]):
         return self
 
 
-class NodeRemove(Writing, Answers[NodeRemoveReply]):
+class NodeRemove(SceneEdit, Answers[NodeRemoveReply]):
     """Remove a node from a scene (.tscn) with what lies below it, its connections and the resources
     only they used."""
 
     title: ClassVar[str] = "Remove a node from a scene"
     example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor/OldLamp"}
-    files: ClassVar[dict[str, FileMember]] = {
-        "scene_path": FileMember(paths.SCENE_SUFFIXES, writes=True, in_place=True)}
-    echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
-
     op: Literal["node_remove"] = "node_remove"
-    scene_path: str = Field(description="The .tscn scene to change, relative to the project (res:// accepted), or "
-                            "its uid://.")
     node_path: str = Field(description="The node to remove (not the root). " + NODE_PATH_HELP)
 
 
