@@ -583,3 +583,16 @@ def test_a_scripts_exported_property_is_typed_by_the_script_with_allow_scripts(
     wrong = run(bridge, project, "node_set_properties", scene_path="mover.tscn", node_path=".",
                 properties={"speed": "fast"}, allow_scripts=True)
     assert wrong["error"]["code"] == "invalid_value", wrong
+
+
+def test_a_value_the_node_already_has_changes_nothing(scenes: Path, bridge: Bridge) -> None:
+    # Before: a property the engine does not save (position, saved through transform) set to the
+    # value the node had was refused as one the scene would not keep.
+    before = snapshot(scenes)
+    reply = run(bridge, scenes, "node_set_properties", scene_path=SCENE, node_path="Floor",
+                properties={"position": [0, -1, 0]})
+    assert reply["result"] == "ok" and reply["changed"] == [], reply
+    assert snapshot(scenes) == before
+    refused = run(bridge, scenes, "node_set_properties", scene_path=SCENE, node_path="Floor",
+                  properties={"global_position": [0, 5, 0]})
+    assert refused["error"]["code"] == "invalid_value", refused

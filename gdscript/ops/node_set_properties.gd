@@ -129,6 +129,9 @@ static func _set_on(
 	var lines: Dictionary = out[1]
 	var known: Dictionary = Props.infos(node)
 	var before: Dictionary = SceneNodes.stored_values(node)
+	var asked_before: Dictionary = {}
+	for name: Variant in asked:
+		asked_before[name] = node.get(str(name))
 	var to_set: Dictionary = {}
 	for name: Variant in asked:
 		if typeof(name) == TYPE_STRING and not known.has(name) and own.has("script") and not job.allow_scripts:
@@ -189,7 +192,9 @@ static func _set_on(
 		lines[name] = line
 		changed.append(name)
 	for name: String in asked:
-		if not after.has(name) and changed.is_empty():
+		# A property the engine does not save (position) counts through those it changes (transform).
+		var moved: bool = not SceneNodes.alike(asked_before[name], node.get(name))
+		if not after.has(name) and moved and changed.is_empty():
 			job.fail(
 				Job.INVALID_VALUE,
 				"%s.%s: %s does not save %s with the scene" % [member, name, node.get_class(), name],
