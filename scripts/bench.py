@@ -10,6 +10,8 @@ measures, in one run:
      and `godot-bridge run --warm` per request, its project's host up;
   3. `godot-bridge batch --jobs 1` on the whole batch;
      and `godot-bridge batch --atomic` on the same (all-or-nothing: one at a time, journalled);
+     and 1,000 node edits on one scene through `batch --jobs 1` (node_set_properties on 50 nodes in
+     turn: a position and a visibility each, so every edit rewrites lines), beside the resource writes;
   4. `godot-bridge batch --jobs 2` on the same;
   5. the limit: one engine process running a minimal typed GDScript loop of the same saves and
      loads (`StandardMaterial3D.new()`, its properties set as typed values, `ResourceSaver.save`;
@@ -59,6 +61,13 @@ from godot_bridge import Bridge
 SOURCES = 10
 PER_FOLDER = 250
 OPS = ("material_create", "shape_create", "style_box_create", "resource_read", "resource_duplicate")
+NODE_EDITS = 1000
+SCENE_NODES = 50
+SCENE_TSCN = ('[gd_scene format=3 uid="uid://bbenchscene01"]\n\n[sub_resource type="BoxMesh" id="BoxMesh_bench"]\n\n'
+              '[node name="Level" type="Node3D" unique_id=1]\n'
+              + "".join(f'\n[node name="Mesh{k}" type="MeshInstance3D" parent="." unique_id={k + 2}]\n'
+                        'mesh = SubResource("BoxMesh_bench")\n' for k in range(SCENE_NODES)))
+"""The scene of the node edits, as the 4.6 editor writes one."""
 
 PROJECT_GODOT = """; Engine configuration file.
 config_version=5
@@ -313,6 +322,7 @@ class Bench:
         run = self.per_request([self.cli, "--godot", self.godot, "run"], as_file=False)
         warm = self.warm_runs()
         jobs1 = self.batch(1)
+        nodes = self.batch(1, lines="node_edits.jsonl")
         atomic = self.batch(1, atomic=True)
         jobs2 = self.batch(2)
         calls = self.calls()
@@ -320,7 +330,7 @@ class Bench:
         generic = self.loops(1)
         two_loops = self.loops(2)
         rate = {"baseline": baseline["rate"], "run": run["rate"], "run_warm": warm["rate"],
-                "batch_jobs_1": jobs1["rate"],
+                "batch_jobs_1": jobs1["rate"], "node_edits": nodes["rate"],
                 "batch_atomic": atomic["rate"],
                 "batch_jobs_2": jobs2["rate"], "minimal_loop": minimal["rate"], "generic_loop": generic["rate"],
                 "two_generic_loops": two_loops["rate"]}
@@ -335,6 +345,7 @@ class Bench:
                 "batch_jobs_1/generic_loop": rate["batch_jobs_1"] / rate["generic_loop"],
                 "batch_jobs_2/batch_jobs_1": rate["batch_jobs_2"] / rate["batch_jobs_1"],
                 "batch_atomic/batch_jobs_1": rate["batch_atomic"] / rate["batch_jobs_1"],
+                "node_edits/batch_jobs_1": rate["node_edits"] / rate["batch_jobs_1"],
                 "two_generic_loops/generic_loop": rate["two_generic_loops"] / rate["generic_loop"],
             },
             "seconds_per_request": {"baseline": baseline["mean"], "run": run["mean"],
@@ -348,6 +359,7 @@ class Bench:
             "engine_peak_rss_mb": {"batch_jobs_1": jobs1["peak_rss"] / 2**20,
                                    "batch_jobs_2": jobs2["peak_rss"] / 2**20},
             "errors": {"run": run["errors"], "run_warm": warm["errors"], "batch_jobs_1": jobs1["errors"],
+                       "node_edits": nodes["errors"],
                        "batch_atomic": atomic["errors"],
                        "batch_jobs_2": jobs2["errors"],
                        "minimal_loop": minimal["errors"], "generic_loop": generic["errors"],
@@ -387,6 +399,12 @@ class Bench:
                            ("loop.gd", LOOP_GD), ("oneshot.gd", ONESHOT_GD)):
             (self.scripts / name).write_text(text)
         (self.work / "batch.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.requests))
+        (self.project / "level.tscn").write_text(SCENE_TSCN)
+        edits = [{"project_path": str(self.project), "id": i, "op": "node_set_properties", "scene_path": "level.tscn",
+                  "node_path": f"Mesh{i % SCENE_NODES}",
+                  "properties": {"position": [i % 7, i % 3, i % 5], "visible": i // SCENE_NODES % 2 == 1}}
+                 for i in range(NODE_EDITS)]
+        (self.work / "node_edits.jsonl").write_text("".join(json.dumps(r) + "\n" for r in edits))
         self.ops = [json.dumps(engine_op(r)) + "\n" for r in self.requests]
         for k, r in enumerate(self.sample):
             (self.work / f"sample{k}.json").write_text(json.dumps(engine_op(r)))
@@ -437,20 +455,21 @@ class Bench:
                         process.terminate()
                         process.wait(timeout=30)
 
-    def batch(self, jobs: int, *, atomic: bool = False) -> dict[str, Any]:
-        """The whole batch through `godot-bridge batch --jobs N` (or `--atomic`); also the bridge
-        process's own CPU time (its engines' not counted) per request: over the whole batch, and
-        after its first tenth (start-up, pydantic's import above all, left out)."""
+    def batch(self, jobs: int, *, atomic: bool = False, lines: str = "batch.jsonl") -> dict[str, Any]:
+        """The whole batch (or the file `lines` of the work folder) through `godot-bridge batch --jobs N`
+        (or `--atomic`); also the bridge process's own CPU time (its engines' not counted) per request:
+        over the whole batch, and after its first tenth (start-up, pydantic's import above all, left out)."""
         self.clean()
+        count = sum(1 for _ in (self.work / lines).open())
         started = time.perf_counter()
         how = ["--atomic"] if atomic else ["--jobs", str(jobs)]
         if self.processes is not None and not atomic:
             how += ["--processes", str(min(self.processes, jobs))]
         proc = subprocess.Popen([self.cli, "--godot", self.godot, "batch", *how, "--no-progress",
-                                 str(self.work / "batch.jsonl")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                 str(self.work / lines)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         peak = PeakRss(proc.pid)
         assert proc.stdout is not None
-        tenth = len(self.requests) // 10
+        tenth = count // 10
         replies, cpu_at_tenth = [], None
         for line in proc.stdout:
             replies.append(json.loads(line))
@@ -460,11 +479,11 @@ class Bench:
         proc.wait()
         elapsed = time.perf_counter() - started
         peak.stop()
-        errors = sum(r["result"] != "ok" for r in replies) + len(self.requests) - len(replies)
+        errors = sum(r["result"] != "ok" for r in replies) + count - len(replies)
         steady = (1e6 * (cpu - cpu_at_tenth) / (len(replies) - tenth)
                   if cpu_at_tenth is not None and len(replies) > tenth else None)
-        return {"rate": len(self.requests) / elapsed, "peak_rss": peak.value, "errors": errors,
-                "bridge_cpu_us": 1e6 * cpu / len(self.requests), "bridge_cpu_steady_us": steady}
+        return {"rate": count / elapsed, "peak_rss": peak.value, "errors": errors,
+                "bridge_cpu_us": 1e6 * cpu / count, "bridge_cpu_steady_us": steady}
 
     def calls(self, count: int = 100) -> dict[str, float | None]:
         """Milliseconds per small write: a tool call in an MCP session (None without the SDK), and
@@ -599,6 +618,7 @@ def table(r: dict[str, Any]) -> str:
         ("2a. `godot-bridge run --warm` per request, its host up", f"{r['sample']}", rate["run_warm"]),
         ("3. `godot-bridge batch --jobs 1`", f"{r['requests']}", rate["batch_jobs_1"]),
         ("3a. `godot-bridge batch --atomic`", f"{r['requests']}", rate["batch_atomic"]),
+        ("3b. node edits on one scene, `batch --jobs 1`", f"{NODE_EDITS}", rate["node_edits"]),
         ("4. `godot-bridge batch --jobs 2`", f"{r['requests']}", rate["batch_jobs_2"]),
         ("5. minimal typed loop, one engine (limit)", f"{r['requests']}", rate["minimal_loop"]),
         ("6. generic plain loop, one engine", f"{r['requests']}", rate["generic_loop"]),
@@ -612,6 +632,7 @@ def table(r: dict[str, Any]) -> str:
         (f"- 3/5 = {ratio['batch_jobs_1/minimal_loop']:.2f} (target >= 0.45, issue 29); 3/6 = "
          f"{ratio['batch_jobs_1/generic_loop']:.2f}"),
         f"- 3a/3 = {ratio['batch_atomic/batch_jobs_1']:.2f} (the cost of --atomic)",
+        f"- 3b/3 = {ratio['node_edits/batch_jobs_1']:.2f} (node edits beside resource writes; target >= 0.5, issue 47)",
         (f"- 4/3 = {ratio['batch_jobs_2/batch_jobs_1']:.2f}; two generic loops reach "
          f"{ratio['two_generic_loops/generic_loop']:.2f}x one on this machine"),
         (f"- `run` {per['run']:.3f} s per request vs baseline {per['baseline']:.3f} s: "
