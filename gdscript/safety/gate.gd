@@ -255,6 +255,14 @@ static func read(bytes: PackedByteArray) -> Scan:
 	return scan
 
 
+## Keep `scan`, made by the same reader of the text file `bytes` (scene_text.gd reads a scene it
+## writes once, for both its checks and this gate's, which then finds it when the file is loaded).
+static func keep(bytes: PackedByteArray, scan: Scan) -> void:
+	if _scans.size() >= _SCANS_KEPT:
+		_scans.clear()
+	_scans[_scan_key(bytes)] = scan
+
+
 ## What a scan of `bytes` depends on: the bytes, less the file's own uid in the header line of a
 ## text file (files alike but for their uid, as every file the bridge writes is, read alike). Only a
 ## header of ASCII in the exact form the saver writes is taken apart (its text is then exactly its

@@ -329,11 +329,12 @@ static func script_path(script: Variant) -> Variant:
 ## instances. Ids, unique ids and the order of lines are not in it: those an edit may change.
 func fingerprint() -> Dictionary:
 	var nodes: Dictionary = {}
+	var memo: Dictionary = {}
 	for index: int in state.get_node_count():
 		var values: Dictionary = {}
 		var own: Dictionary = _own(state, index)
 		for name: String in own:
-			values[name] = comparable(own[name])
+			values[name] = comparable(own[name], 0, memo)
 		var groups: Array = []
 		for group: StringName in state.get_node_groups(index):
 			groups.append(str(group))
@@ -352,33 +353,40 @@ func fingerprint() -> Dictionary:
 
 
 ## A value as it compares across two loads: a resource of a file of its own by its path, an
-## embedded one by its class and stored values (its path names the file it was loaded from).
-static func comparable(value: Variant, level: int = 0) -> Variant:
+## embedded one by its class and stored values (its path names the file it was loaded from). `memo`
+## keeps each resource's answer (a scene's nodes often share one sub-resource).
+static func comparable(value: Variant, level: int = 0, memo: Dictionary = {}) -> Variant:
 	if value is Resource:
-		var resource: Resource = value
-		if resource is Script or not (resource.resource_path.is_empty() or resource.resource_path.contains("::")):
-			return "file:" + resource.resource_path
-		if (
-			resource.resource_path.is_empty()
-			and not resource.resource_name.is_empty()
-			and resource.get_class() == "Resource"
-		):
-			return "script:" + resource.resource_name
-		var values: Dictionary = {}
-		if level < _MAX_LEVELS:
-			var stored: Dictionary = stored_values(resource)
-			for name: String in stored:
-				if not Props.same(stored[name], Props.default_of(resource, name)):
-					values[name] = comparable(stored[name], level + 1)
-		return {"class": resource.get_class(), "values": values}
+		var id: int = (value as Object).get_instance_id()
+		if not memo.has(id):
+			memo[id] = _resource_comparable(value, level, memo)
+		return memo[id]
 	if typeof(value) == TYPE_ARRAY:
-		return (value as Array).map(func(item: Variant) -> Variant: return comparable(item, level + 1))
+		return (value as Array).map(func(item: Variant) -> Variant: return comparable(item, level + 1, memo))
 	if typeof(value) == TYPE_DICTIONARY:
 		var out: Dictionary = {}
 		for entry: Variant in value:
-			out[comparable(entry, level + 1)] = comparable(value[entry], level + 1)
+			out[comparable(entry, level + 1, memo)] = comparable(value[entry], level + 1, memo)
 		return out
 	return var_to_str(value)
+
+
+static func _resource_comparable(resource: Resource, level: int, memo: Dictionary) -> Variant:
+	if resource is Script or not (resource.resource_path.is_empty() or resource.resource_path.contains("::")):
+		return "file:" + resource.resource_path
+	if (
+		resource.resource_path.is_empty()
+		and not resource.resource_name.is_empty()
+		and resource.get_class() == "Resource"
+	):
+		return "script:" + resource.resource_name
+	var values: Dictionary = {}
+	if level < _MAX_LEVELS:
+		var stored: Dictionary = stored_values(resource)
+		for name: String in stored:
+			if not Props.same(stored[name], Props.default_of(resource, name)):
+				values[name] = comparable(stored[name], level + 1, memo)
+	return {"class": resource.get_class(), "values": values}
 
 
 ## Whether two values of a property are the same as the scene stores them (two loads of one file
