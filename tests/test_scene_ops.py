@@ -549,6 +549,10 @@ def test_an_imported_model_is_instanced_and_its_mesh_gets_a_material(
         ("Box", "Node3D", "res://models/box.glb"), ("Box/Mesh", "MeshInstance3D", None)]
     seen = view(godot_bin, scenes, tmp_path, MESH_SCENE, "material_override")
     assert seen["Box/Mesh"]["material_override"] == {"class": "StandardMaterial3D", "path": "res://materials/base.tres"}
+    # The model's own nodes, as the import made them: where a node path inside the instance comes from.
+    model = run(bridge, scenes, "scene_read", scene_path="models/box.glb")
+    assert [(node["path"], node["type"]) for node in model["nodes"]] == [(".", "Node3D"), ("Mesh", "MeshInstance3D")]
+    assert model["uid"] is not None and model["uid"] in (scenes / "models/box.glb.import").read_text()
 
 
 def test_a_script_error_while_reading_is_an_error_reply_not_an_empty_success(

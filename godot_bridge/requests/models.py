@@ -432,12 +432,12 @@ class SceneRead(Request, Answers[SceneReadReply]):
 
     title: ClassVar[str] = "Read a Godot scene's nodes"
     example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor"}
-    files: ClassVar[dict[str, FileMember]] = {"scene_path": FileMember(paths.SCENE_SUFFIXES)}
+    files: ClassVar[dict[str, FileMember]] = {"scene_path": FileMember(paths.INSTANCE_SUFFIXES)}
     echoed: ClassVar[tuple[str, ...]] = ("scene_path", "node_path")
 
     op: Literal["scene_read"] = "scene_read"
-    scene_path: str = Field(description="The .tscn scene to read, relative to the project (res:// accepted), or its "
-                            "uid://.")
+    scene_path: str = Field(description="The scene to read (.tscn, or an imported model: .glb, .gltf, .blend...), "
+                            "relative to the project (res:// accepted), or its uid://.")
     node_path: str | None = Field(
         None, description='Only this node and those below it: "." is the root, "Floor/Mesh" a node under Floor.'
     )
