@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -140,6 +141,32 @@ def engine_processes() -> list[psutil.Process]:
         except psutil.Error:
             pass  # dead already (a zombie until its bridge reaps it)
     return found
+
+
+def cmdline(process: psutil.Process) -> list[str]:
+    """A process's command line, or [] for one that has ended (a zombie's is unreadable too): a
+    process seen a moment ago may be gone by now, on a busy machine above all."""
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` runs: exists and is no zombie (one that ended between two looks is not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait until `condition()` holds (polling every 20 ms), or fail saying `what` did not happen."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout} s")
+        time.sleep(0.02)
 
 
 def changed_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: str,

@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 import hostile_corpus as corpus
-from conftest import REPO, run_cli
+from conftest import REPO, cmdline, run_cli, running, wait_for
 from godot_bridge import Bridge
 from godot_bridge.errors import BridgeError
 from godot_bridge.requests import paths
@@ -194,14 +194,17 @@ def test_an_engine_dies_with_its_bridge(tmp_path: Path, godot_bin: str, engine: 
                               stdout=subprocess.PIPE, cwd=REPO)
     assert bridge.stdout is not None
     json.loads(bridge.stdout.readline())
-    time.sleep(1.0 if engine == "serving" else 4.0)  # the slow request is in an engine, or the import's
+    # The slow request is in an engine, or the import's: wait for that state, not a guessed time.
+    wanted = "--import" if engine == "importing" else "main.gd"
+    wait_for(lambda: any(wanted in " ".join(cmdline(p)) for p in psutil.Process(bridge.pid).children(recursive=True)),
+             60, f"an engine ({wanted}) serving the slow request")
+    time.sleep(0.5)  # well inside its work (a minute long), not at its start
     engines = psutil.Process(bridge.pid).children(recursive=True)
-    assert engines, "no engine was serving the slow request"
-    assert any("--import" in process.cmdline() for process in engines) == (engine == "importing")
+    assert any("--import" in cmdline(process) for process in engines) == (engine == "importing")
     bridge.send_signal(signal.SIGKILL)
     bridge.wait()
     time.sleep(2.0)
-    alive = [engine.pid for engine in engines if engine.is_running() and engine.status() != psutil.STATUS_ZOMBIE]
+    alive = [engine.pid for engine in engines if running(engine.pid)]
     assert alive == [], f"engines {alive} outlived their bridge"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import REPO, file_uid, run_cli
+from conftest import REPO, cmdline, file_uid, run_cli, running
 from godot_bridge.serving import locks
 from test_batch import create, jsonl, read, replies
 
@@ -120,7 +120,7 @@ def test_a_process_that_dies_fails_only_what_it_had(godot_bin: str, project: Pat
     writer = threading.Thread(target=write)
     writer.start()
     got = [json.loads(bridge.stdout.readline()) for _ in range(10)]
-    parts = [child for child in psutil.Process(bridge.pid).children() if "--part" in child.cmdline()]
+    parts = [child for child in psutil.Process(bridge.pid).children() if "--part" in cmdline(child)]
     assert len(parts) == 2
     parts[0].kill()
     killed.set()
@@ -191,7 +191,7 @@ def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, proje
     bridge.stdout.read()
     assert bridge.wait(30) == 130
     time.sleep(0.5)
-    assert not [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not [p for p in tree if running(p.pid)]
     made = list((project / "c").iterdir())
     assert 0 < len(made) < 1000
     assert not [p for p in made if not p.name.endswith(".tres")]

@@ -17,7 +17,7 @@ import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
-from conftest import REPO, file_uid, snapshot
+from conftest import REPO, cmdline, file_uid, snapshot
 from godot_bridge.requests.models import REQUEST_MODELS, Request
 
 T = TypeVar("T")
@@ -320,8 +320,8 @@ def engine_processes() -> list[psutil.Process]:
     settings pack, not a version probe or the pack's build (which a fresh cache runs first)."""
     found = []
     for server in psutil.Process().children():
-        if "mcp" in server.cmdline():
-            found += [child for child in server.children() if "--main-pack" in child.cmdline()]
+        if "mcp" in cmdline(server):
+            found += [child for child in server.children() if "--main-pack" in cmdline(child)]
     return found
 
 

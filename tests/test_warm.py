@@ -5,6 +5,7 @@ test started is stopped when it ends."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import REPO, run_cli, snapshot
+from conftest import REPO, cmdline, run_cli, running, snapshot
 from test_imports import IMPORTING, png
 
 MATERIAL = {"op": "material_create", "material_type": "StandardMaterial3D",
@@ -47,7 +48,7 @@ def hosts(cache: Path) -> list[psutil.Process]:
 
 def engines_of(host: psutil.Process) -> list[int]:
     """The pids of the engines a host serves with (whatever the wall puts in between)."""
-    return sorted(p.pid for p in host.children(recursive=True) if "main.gd" in " ".join(p.cmdline()))
+    return sorted(p.pid for p in host.children(recursive=True) if "main.gd" in " ".join(cmdline(p)))
 
 
 @pytest.fixture
@@ -60,7 +61,8 @@ def cache(monkeypatch: pytest.MonkeyPatch, godot_bin: str) -> Iterator[Path]:
     yield folder
     for host in hosts(folder):
         for process in [*host.children(recursive=True), host]:
-            process.kill()
+            with contextlib.suppress(psutil.Error):
+                process.kill()
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -155,8 +157,7 @@ def test_the_host_ends_once_idle_and_leaves_nothing(project: Path, cache: Path,
     (host,) = hosts(cache)
     engines = engines_of(host)
     host.wait(timeout=20)
-    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-                   for pid in engines)
+    assert not any(running(pid) for pid in engines)
     assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
     assert not list((cache / "godot-bridge" / "hosts").glob("*.log"))
 
@@ -317,7 +318,7 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     (project / "sub").mkdir()
     reply = warm_run(material("..", "materials/api2.tres"), relative_to=str(project / "sub"), timeout=30)
     assert reply["result"] == "ok" and (project / "materials/api2.tres").is_file()
-    assert not [child for child in psutil.Process().children() if "godot_bridge.front.warm" in child.cmdline()]
+    assert not [child for child in psutil.Process().children() if "godot_bridge.front.warm" in cmdline(child)]
     reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
 
@@ -381,8 +382,7 @@ def test_sigterm_ends_the_host_and_its_engine(project: Path, cache: Path) -> Non
     host.wait(timeout=20)
     assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
     assert not list((cache / "godot-bridge" / "hosts").glob("*.token"))
-    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-                   for pid in engines)
+    assert not any(running(pid) for pid in engines)
 
 
 def textured(project: Path, path: str = "ui/panel.tres") -> str:
