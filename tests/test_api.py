@@ -24,7 +24,8 @@ def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) 
     box = bridge.style_box_create(root, "StyleBoxLine", "api/line.tres", properties={"thickness": 3})
     assert box["type"] == "StyleBoxLine"
     shape = bridge.shape_create(root, "CircleShape2D", shape_params={"radius": 4}, save_path="api/c.tres")
-    assert shape == {"op": "shape_create", "shape_type": "CircleShape2D", "save_path": "api/c.tres",
+    assert shape == {"op": "shape_create", "shape_type": "CircleShape2D", "type": "CircleShape2D",
+                     "save_path": "api/c.tres",
                      "uid": file_uid(root / "api/c.tres"), "result": "ok"}
     copy = bridge.resource_duplicate(root, "api/m.tres", "api/m2.tres", property_overrides={"roughness": 0.5})
     assert copy["type"] == "StandardMaterial3D"

@@ -85,7 +85,8 @@ def test_a_dry_run_changes_nothing_and_its_diff_is_what_the_real_run_writes(
 def test_a_dry_run_of_a_shape_kept_in_memory_lists_no_change(bridge: Bridge, project: Path) -> None:
     reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "SphereShape3D",
                         "shape_params": {"radius": 2}, "dry_run": True})
-    assert reply == {"op": "shape_create", "shape_type": "SphereShape3D", "dry_run": True, "changes": [],
+    assert reply == {"op": "shape_create", "shape_type": "SphereShape3D", "type": "SphereShape3D", "dry_run": True,
+                     "changes": [],
                      "result": "ok"}
 
 

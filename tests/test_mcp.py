@@ -242,7 +242,8 @@ def test_shape_create_saves_a_shape(godot_bin: str, project: Path) -> None:
         return created, read
 
     created, read = drive(godot_bin, scenario)
-    assert ok(created) == {"op": "shape_create", "shape_type": "BoxShape3D", "save_path": "shapes/box.tres",
+    assert ok(created) == {"op": "shape_create", "shape_type": "BoxShape3D", "type": "BoxShape3D",
+                           "save_path": "shapes/box.tres",
                            "uid": file_uid(project / "shapes/box.tres"), "result": "ok"}
     reply = ok(read)
     assert reply["type"] == "BoxShape3D" and reply["properties"]["size"] == [1, 2, 3]

@@ -86,7 +86,8 @@ def test_attaching_a_saved_shape_references_the_file_and_changes_nothing_else(
     reply = attach(bridge, project, shape_type="CapsuleShape3D", shape_params={"radius": 0.5, "height": 3},
                    save_path="shapes/trigger.tres", node_path="Trigger/TriggerShape")
 
-    assert reply == {"op": "shape_create", "shape_type": "CapsuleShape3D", "save_path": "shapes/trigger.tres",
+    assert reply == {"op": "shape_create", "shape_type": "CapsuleShape3D", "type": "CapsuleShape3D",
+                     "save_path": "shapes/trigger.tres",
                      "uid": file_uid(project / "shapes/trigger.tres"), "scene_path": SCENE,
                      "node_path": "Trigger/TriggerShape", "result": "ok"}
     for marker in MARKERS:

@@ -45,7 +45,8 @@ def test_shape_is_saved_and_reads_back_with_its_params(
     params = SHAPES[shape_type]
     reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": shape_type,
                         "shape_params": params, "save_path": f"shapes/{shape_type}.tres"})
-    assert reply == {"op": "shape_create", "shape_type": shape_type, "save_path": f"shapes/{shape_type}.tres",
+    assert reply == {"op": "shape_create", "shape_type": shape_type, "type": shape_type,
+                     "save_path": f"shapes/{shape_type}.tres",
                      "uid": file_uid(project / f"shapes/{shape_type}.tres"), "result": "ok"}
     text = (project / "shapes" / f"{shape_type}.tres").read_text()
     assert text.startswith(f'[gd_resource type="{shape_type}" format=3 uid="uid://')
@@ -67,7 +68,7 @@ def test_without_save_or_scene_the_shape_is_only_made_and_nothing_is_written(
     before = snapshot(project)
     reply = bridge.run({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
                         "shape_params": {"size": [2, 2, 2]}})
-    assert reply == {"op": "shape_create", "shape_type": "BoxShape3D", "result": "ok"}
+    assert reply == {"op": "shape_create", "shape_type": "BoxShape3D", "type": "BoxShape3D", "result": "ok"}
     assert snapshot(project) == before
 
 
@@ -121,6 +122,7 @@ def test_cli_creates_a_shape(project: Path, godot_bin: str) -> None:
     done = run_cli("run", json.dumps(request), godot=godot_bin)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"op": "shape_create", "id": 7, "shape_type": "RectangleShape2D",
+                                       "type": "RectangleShape2D",
                                        "save_path": "res://ui/rect.tres", "uid": file_uid(project / "ui/rect.tres"),
                                        "result": "ok"}
     assert "size = Vector2(3, 4)" in (project / "ui" / "rect.tres").read_text()

@@ -70,7 +70,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			lines.erase(line_name)
 	text.add_node(parent, attributes, lines, index)
 	NodeSetProperties.write(text, expected, job, "scene_path")
-	var reply: Dictionary = {"node_path": key}
+	var reply: Dictionary = {"node_path": key, "type": type}
 	if not made_editable.is_empty():
 		reply["made_editable"] = made_editable
 	return reply

@@ -17,7 +17,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var text: SceneText = scene[0]
 	var nodes: SceneNodes = scene[1]
 	var key: String = NodeSetProperties.node_key(request["node_path"])
-	NodeSetProperties.find(nodes, key, job, "node_path")
+	var type: String = NodeSetProperties.find(nodes, key, job, "node_path")
 	if job.failed():
 		return {}
 	var refusal: String = ""
@@ -47,7 +47,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	expected["editable"] = expected["editable"].filter(func(path: String) -> bool: return not _under(path, key))
 	text.remove_node(key)
 	NodeSetProperties.write(text, expected, job, "scene_path")
-	return {"removed": removed}
+	return {"type": type, "removed": removed}
 
 
 static func _under(node_path: String, key: String) -> bool:

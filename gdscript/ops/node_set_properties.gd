@@ -36,7 +36,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if not changed.is_empty():
 		text.set_lines(key, out[1], out[3])
 		write(text, expected, job, "scene_path")
-	var reply: Dictionary = {"changed": changed}
+	var reply: Dictionary = {"type": type, "changed": changed}
 	if not made_editable.is_empty() and not changed.is_empty():
 		reply["made_editable"] = made_editable
 	return reply

@@ -41,7 +41,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if not scene.is_empty() and not job.failed():
 		_attach(scene, NodeSetProperties.node_key(request["node_path"]), shape, saved, writes, job)
 	Saving.commit(writes, job)
-	return {"uid": writes[0]["uid"]} if not saved.is_empty() and not job.failed() else {}
+	if job.failed():
+		return {}
+	return {"type": type, "uid": writes[0]["uid"]} if not saved.is_empty() else {"type": type}
 
 
 ## Put `shape` on the node at `key` of `scene` ([text, nodes]) through node_set_properties' edit:

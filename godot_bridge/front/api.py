@@ -229,7 +229,7 @@ class Bridge:
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
 
         Returns:
-            The reply: `shape_type`, the `save_path` (and its `uid`), `scene_path` and `node_path` given.
+            The reply: `shape_type` and `type`, the `save_path` (and its `uid`), `scene_path` and `node_path` given.
 
         Raises:
             NodeNotFound, IncompatibleNode, InvalidValue, ... : the `BridgeError` of the error reply.

@@ -77,7 +77,8 @@ class ShapeReply(Written):
     """shape_create: the shape made, and where it went."""
 
     shape_type: str
-    """The shape class."""
+    """The shape class, as the request named it."""
+    type: str
     save_path: NotRequired[str]
     """The file written, when the request gave one."""
     uid: NotRequired[str]
@@ -154,10 +155,11 @@ class NodeReply(Written):
 
     scene_path: str
     node_path: str
+    type: str
     changed: NotRequired[list[str]]
-    """node_set_properties: the stored properties whose lines changed (position changes transform)."""
+    """node_set_properties: the stored properties whose lines changed."""
     made_editable: NotRequired[list[str]]
-    """Instances newly given "Editable Children", as the node lies inside them."""
+    """Instances given Editable Children."""
 
 
 class NodeRemoveReply(Written):
@@ -165,6 +167,7 @@ class NodeRemoveReply(Written):
 
     scene_path: str
     node_path: str
+    type: str
     removed: list[str]
     """The node and those below it."""
 
