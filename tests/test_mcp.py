@@ -494,3 +494,16 @@ def test_project_dot_is_the_folder_the_client_starts_the_server_in(godot_bin: st
             return await call(session, "resource_read", resource_path="materials/base.tres")
 
     assert ok(anyio.run(main))["properties"]["roughness"] == 0.25
+
+
+def test_a_refusal_for_code_says_how_to_allow_it_on_this_server(godot_bin: str, project: Path) -> None:
+    # Before, an agent was told to set allow_scripts, which this server does not offer.
+    async def scenario(session: ClientSession) -> types.CallToolResult:
+        return await call(session, "resource_read", project_path=str(project),
+                          resource_path="values/scripted/carrier.tres")
+
+    refused = drive(godot_bin, scenario)
+    assert refused.is_error and refused.structured_content is not None
+    message = refused.structured_content["message"]
+    assert refused.structured_content["code"] == "unsafe_resource"
+    assert "--allow-scripts" in message and "which this server does not offer" in message, message

@@ -132,6 +132,18 @@ def _plain(member: dict[str, Any]) -> dict[str, Any]:
     return member
 
 
+def _without_scripts(reply: dict[str, Any]) -> dict[str, Any]:
+    """An error reply whose message says to set allow_scripts, said the way of a server that does not
+    offer it: the member is not in its tools, and an agent told to send it would be refused."""
+    error = reply.get("error")
+    if reply.get("result") != "error" or not isinstance(error, dict) or "allow_scripts: true" not in error["message"]:
+        return reply
+    message = error["message"].replace(
+        "allow_scripts: true", "allow_scripts: true, which this server does not offer (a person may start it with "
+        "`godot-bridge mcp --allow-scripts` to run the project's code)", 1)
+    return {**reply, "error": {**error, "message": message}}
+
+
 def tool_result(reply: dict[str, Any]) -> types.CallToolResult:
     """Return a reply as a tool result: an error reply becomes a tool error whose text starts with
     its code (many clients show the model only the text)."""
@@ -185,6 +197,8 @@ class ToolServer:
             request["project_path"] = self.project
         async with self._lock:
             reply = await anyio.to_thread.run_sync(self.bridge.run, request)
+        if not self.allow_scripts:
+            reply = _without_scripts(reply)
         return _in_tool_names(name, reply)
 
     async def _warm_up(self, project: str) -> None:
