@@ -4,12 +4,15 @@ looked for, and which one is chosen: test_discovery.py)."""
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 from godot_bridge import Bridge
 from godot_bridge.engine import wall
 from godot_bridge.engine.godot import parse_version, probe
@@ -101,3 +104,15 @@ def test_a_project_that_turns_stderr_off_is_served(godot_bin: str, project: Path
     done = run_cli("--godot", godot_bin, "run", json.dumps({"op": "resource_read", "project_path": str(project),
                                                            "resource_path": "materials/base.tres"}), timeout=60)
     assert json.loads(done.stdout)["result"] == "ok"
+
+
+def test_doctor_checks_the_project_it_is_run_in(godot_bin: str, project: Path, tmp_path: Path) -> None:
+    # Before, `doctor` with no argument checked no project, even run in one.
+    inside = subprocess.run([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "doctor", "--json"],
+                            capture_output=True, text=True, cwd=project, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            timeout=120)
+    assert json.loads(inside.stdout)["project"] == {"path": str(project), "valid": True, "imported": False}
+    outside = subprocess.run([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "doctor", "--json"],
+                             capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                             timeout=120)
+    assert "project" not in json.loads(outside.stdout)  # not a project: nothing to check, and no error

@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", parents=[common],
                                  help="list the Godot binaries found, say which is used, check a project, and "
                                       "say whether engines start behind the Landlock wall")
-    doctor.add_argument("project", nargs="?", help="a Godot project folder to check")
+    doctor.add_argument("project", nargs="?",
+                        help="a Godot project folder to check (default: the folder it runs in, when it is one)")
     doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
     imports = commands.add_parser(
         "import", parents=[common], help="import every asset of a project not imported yet, as the editor would",
@@ -491,6 +492,8 @@ def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
         assert survey.error is not None
         report["godot"] = {"supported": False, "error": survey.error.to_wire(), "candidates": candidates}
         ok = False
+    if project is None and os.path.isfile("project.godot"):
+        project = "."  # run in a project, as `doctor .`
     if project is not None:
         try:
             root = paths.project_root(project, os.getcwd())
