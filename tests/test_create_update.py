@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,29 @@ def test_two_processes_updating_one_file_both_land(godot_bin: str, project: Path
     with Bridge(godot_bin) as bridge:
         read = _read(bridge, project, "materials/base.tres", depth=0)["properties"]
     assert (read["roughness"], read["metallic"]) == (0.9, 0.1)
+
+
+GODOT_3_TRES = '[gd_resource type="PhysicsMaterial" format=2]\n\n[resource]\nfriction = 0.5\n'
+
+
+def test_an_update_of_a_godot_3_file_says_it_was_converted_and_writes_the_same_bytes_each_time(
+    project: Path, bridge: Bridge, tmp_path: Path
+) -> None:
+    # Before: no word of the conversion, and a new random uid each time, so the same update of two
+    # clones of one repository gave two different files.
+    (project / "old").mkdir()
+    (project / "old" / "m.tres").write_text(GODOT_3_TRES)
+    clones = [project, tmp_path / "clone"]
+    shutil.copytree(project, clones[1])
+    written = []
+    for clone in clones:
+        reply = bridge.run({"op": "resource_update", "project_path": str(clone), "resource_path": "old/m.tres",
+                            "properties": {"friction": 0.25}})
+        assert reply["result"] == "ok", reply
+        assert reply["converted_from_format"] == 2, reply
+        written.append((clone / "old" / "m.tres").read_bytes())
+    assert written[0] == written[1]
+    assert b"format=3" in written[0] and b'uid="uid://' in written[0]
+    again = bridge.run({"op": "resource_update", "project_path": str(project), "resource_path": "old/m.tres",
+                        "properties": {"friction": 0.75}})
+    assert "converted_from_format" not in again and again["uid"] == file_uid(project / "old" / "m.tres")

@@ -60,7 +60,10 @@ static func stage(
 		return {}
 	# A file that is not there yet has no uid to keep (three file checks, ~40 us, saved per create).
 	var uid: String = Ids.uid_of(write["real"]) if write["old"] != null else ""
-	write["uid"] = uid if not uid.is_empty() else ResourceUID.id_to_text(ResourceUID.create_id())
+	if uid.is_empty():
+		# A file that is there with no uid (saved before Godot 4.0) gets one drawn from its path.
+		uid = Ids.drawn_uid(path) if write["old"] != null else ResourceUID.id_to_text(ResourceUID.create_id())
+	write["uid"] = uid
 	var err: Error = _save_stamped(resource, path, write)
 	if err == OK:
 		_prove_resource(resource, write, job, where, values_set, member)

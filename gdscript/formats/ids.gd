@@ -84,6 +84,20 @@ static func _to_uid(file: FileAccess) -> bool:
 	return file.get_32() & _FLAG_UIDS != 0 and not file.eof_reached()
 
 
+## A uid for the file at res:// `path` that has none (one saved before Godot 4.0), drawn from its
+## path as section ids are (drawn()), not at random as the engine draws one, so that the same update
+## of two clones writes the same bytes; one the engine knows for another file is not taken.
+static func drawn_uid(path: String) -> String:
+	var draw: int = 0
+	while true:
+		var drawn_from: String = "%s:uid:%d" % [path, draw]
+		var id: int = drawn_from.sha256_buffer().decode_s64(0) & 0x7FFFFFFFFFFFFFFF
+		if id != ResourceUID.INVALID_ID and (not ResourceUID.has_id(id) or ResourceUID.get_id_path(id) == path):
+			return ResourceUID.id_to_text(id)
+		draw += 1
+	return ""
+
+
 ## A new section id, `prefix` and five characters of [a-z0-9] as the engine's own look
 ## ("Gradient_x3k9q", "2_ab1cd"), not in `taken`: drawn from `seed` and the ids taken, not at
 ## random as the engine draws them, so that the same request writes the same file twice (a dry

@@ -11,9 +11,12 @@ const Job = preload("../job.gd")
 const Props = preload("../values/props.gd")
 const Resources = preload("../values/resources.gd")
 const Saving = preload("../files/saving.gd")
+## The text format the engine's saver writes (format=3 since Godot 4.0).
+const _FORMAT: int = 3
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
+	var format: int = _text_format(request["resource_path"])
 	var resource: Resource = Resources.load_fresh(request["resource_path"], job, job.named("resource_path"), true)
 	if job.failed():
 		return {}
@@ -58,7 +61,20 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		# A resource that is new as a whole is one change, not one per member.
 		if not changed.any(func(parent: String) -> bool: return name.begins_with(parent + ".")):
 			changed.append(name)
-	return {"type": resource.get_class(), "uid": uid, "changed": changed}
+	var reply: Dictionary = {"type": resource.get_class(), "uid": uid, "changed": changed}
+	if format > 0 and format < _FORMAT:
+		# The engine's saver writes only the current format: the whole file was rewritten.
+		reply["converted_from_format"] = format
+	return reply
+
+
+## The format=N a text resource's header says, or 0 (a binary file, or no header the engine wrote).
+static func _text_format(path: String) -> int:
+	var file: FileAccess = FileAccess.open(path, FileAccess.READ)
+	if file == null or path.get_extension().to_lower() != "tres":
+		return 0
+	var found: RegExMatch = RegEx.create_from_string("^\\[gd_resource [^\\]]*?\\bformat=(\\d+)").search(file.get_line())
+	return found.get_string(1).to_int() if found != null else 0
 
 
 ## The value of every property `resource` stores, by name, and those of the resources embedded in

@@ -77,7 +77,6 @@ class ShapeReply(Written):
     """shape_create: the shape made, and where it went."""
 
     shape_type: str
-    """The shape class, as the request named it."""
     type: str
     save_path: NotRequired[str]
     """The file written, when the request gave one."""
@@ -112,8 +111,9 @@ class UpdateReply(Written):
     type: str
     """The resource's class."""
     changed: list[str]
-    """Every stored property that changed, those set first (a property the engine links to one set
-    changes too); inside an embedded resource as property.member."""
+    """Every stored property that changed, those set first; in an embedded resource as property.member."""
+    converted_from_format: NotRequired[int]
+    """The file's old format (2: Godot 3's), rewritten whole."""
 
 
 class SceneNode(TypedDict):
@@ -146,7 +146,7 @@ class SceneReadReply(Answer):
     node_path: NotRequired[str]
     uid: str | None
     nodes: list[SceneNode]
-    """The nodes the file stores, in tree order (with node_path: it and those below)."""
+    """The nodes the file stores, in tree order."""
     connections: list[Connection]
 
 
