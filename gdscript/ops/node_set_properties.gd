@@ -26,20 +26,34 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var type: String = find(nodes, key, job, "node_path")
 	if job.failed():
 		return {}
-	var expected: Dictionary = nodes.fingerprint()
-	var made_editable: PackedStringArray = reach_into(text, nodes, key, expected)
-	var out: Array = [text, {}, expected, []]
-	var had: Array = [nodes.base_values(key), nodes.own_values(key)]
-	var changed: Array = set_values(had, key, type, request["properties"], out, job, "properties")
+	var out: Array = edit(scene, key, type, request["properties"], job, "properties")
 	if job.failed():
 		return {}
+	var changed: Array = out[4]
+	var made_editable: PackedStringArray = out[5]
 	if not changed.is_empty():
 		text.set_lines(key, out[1], out[3])
-		write(text, expected, job, "scene_path")
+		write(text, out[2], job, "scene_path")
 	var reply: Dictionary = {"type": type, "changed": changed}
 	if not made_editable.is_empty() and not changed.is_empty():
 		reply["made_editable"] = made_editable
 	return reply
+
+
+## Set `asked` on the node at `key` (of class `type`) of `scene` ([text, nodes]), as set_values() does,
+## marking the instances it lies in editable: [text, lines, expected, order] as set_values() fills
+## them, then the stored properties that change and the instances newly marked. The lines are the
+## caller's to write (text.set_lines()), once it has made any of its own.
+static func edit(scene: Array, key: String, type: String, asked: Dictionary, job: Job, member: String) -> Array:
+	var text: SceneText = scene[0]
+	var nodes: SceneNodes = scene[1]
+	var expected: Dictionary = nodes.fingerprint()
+	var made_editable: PackedStringArray = reach_into(text, nodes, key, expected)
+	var out: Array = [text, {}, expected, []]
+	var had: Array = [nodes.base_values(key), nodes.own_values(key)]
+	out.append(set_values(had, key, type, asked, out, job, member))
+	out.append(made_editable)
+	return out
 
 
 ## [the scene's text, its nodes as the engine reads them], or [] once `job` failed.

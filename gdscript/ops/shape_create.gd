@@ -54,18 +54,14 @@ static func _attach(
 ) -> void:
 	var text: SceneText = scene[0]
 	var nodes: SceneNodes = scene[1]
-	var expected: Dictionary = nodes.fingerprint()
-	NodeSetProperties.reach_into(text, nodes, key, expected)
-	var out: Array = [text, {}, expected, []]
-	var had: Array = [nodes.base_values(key), nodes.own_values(key)]
-	NodeSetProperties.set_values(had, key, nodes.node_class(key), {"shape": shape}, out, job, "shape_params")
+	var out: Array = NodeSetProperties.edit(scene, key, nodes.node_class(key), {"shape": shape}, job, "shape_params")
 	if job.failed():
 		return
 	if not saved.is_empty():
 		out[1]["shape"] = text.reference_to_file(saved, shape.get_class(), writes[0]["uid"])
-		expected["nodes"][key]["values"]["shape"] = "file:" + saved
+		out[2]["nodes"][key]["values"]["shape"] = "file:" + saved
 	text.set_lines(key, out[1], out[3])
-	var staged: Dictionary = NodeSetProperties.stage(text, expected, job, "scene_path", writes)
+	var staged: Dictionary = NodeSetProperties.stage(text, out[2], job, "scene_path", writes)
 	if not staged.is_empty():
 		writes.append(staged)
 
