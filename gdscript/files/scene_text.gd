@@ -174,9 +174,9 @@ func remove_node(key: String) -> void:
 			"node":
 				gone = section in _subtree(key)
 			"editable":
-				gone = _under(str(attrs.get("path", "")), key)
+				gone = under(str(attrs.get("path", "")), key)
 			"connection":
-				gone = _under(str(attrs.get("from", "")), key) or _under(str(attrs.get("to", "")), key)
+				gone = under(str(attrs.get("from", "")), key) or under(str(attrs.get("to", "")), key)
 		if gone:
 			_edit(section["start"], section["end"], "")
 
@@ -398,7 +398,7 @@ func _line_place(section: Dictionary, name: String, order: Array) -> int:
 func _subtree(key: String) -> Array[Dictionary]:
 	var found: Array[Dictionary] = []
 	for node_key: String in nodes:
-		if _under(node_key, key) or key == ".":
+		if under(node_key, key) or key == ".":
 			found.append(nodes[node_key])
 	return found
 
@@ -417,7 +417,8 @@ func _after_subtree(key: String) -> Dictionary:
 	return last
 
 
-static func _under(node_path: String, key: String) -> bool:
+## Whether `node_path` is `key` or lies below it.
+static func under(node_path: String, key: String) -> bool:
 	return node_path == key or node_path.begins_with(key + "/")
 
 

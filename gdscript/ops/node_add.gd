@@ -15,13 +15,12 @@ const _NOT_IN_NAMES: Array[String] = [".", ":", "@", "/", '"', "%"]
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var scene: Array = NodeSetProperties.open(request["scene_path"], job)
+	var scene: Array = NodeSetProperties.open(request["scene_path"], request["parent_path"], "parent_path", job)
 	if job.failed():
 		return {}
 	var text: SceneText = scene[0]
 	var nodes: SceneNodes = scene[1]
-	var parent: String = NodeSetProperties.node_key(request["parent_path"])
-	NodeSetProperties.find(nodes, parent, job, "parent_path")
+	var parent: String = scene[2]
 	var name: String = request["name"]
 	_check_name(name, nodes.children(parent), parent, job)
 	var index: int = request.get("index", -1)

@@ -11,15 +11,13 @@ const SceneText = preload("../files/scene_text.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var scene: Array = NodeSetProperties.open(request["scene_path"], job)
+	var scene: Array = NodeSetProperties.open(request["scene_path"], request["node_path"], "node_path", job)
 	if job.failed():
 		return {}
 	var text: SceneText = scene[0]
 	var nodes: SceneNodes = scene[1]
-	var key: String = NodeSetProperties.node_key(request["node_path"])
-	var type: String = NodeSetProperties.find(nodes, key, job, "node_path")
-	if job.failed():
-		return {}
+	var key: String = scene[2]
+	var type: String = scene[3]
 	var refusal: String = ""
 	if key == ".":
 		refusal = "the root cannot be removed (a scene has one root); remove the scene's file instead"
@@ -37,18 +35,16 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var expected: Dictionary = nodes.fingerprint()
 	var removed: Array = []
 	for node_path: String in expected["nodes"].keys():
-		if node_path == key or node_path.begins_with(key + "/"):
+		if SceneText.under(node_path, key):
 			removed.append(node_path)
 			expected["nodes"].erase(node_path)
 	expected["connections"] = expected["connections"].filter(
 		func(connection: Dictionary) -> bool:
-			return not (_under(connection["from"], key) or _under(connection["to"], key))
+			return not (SceneText.under(connection["from"], key) or SceneText.under(connection["to"], key))
 	)
-	expected["editable"] = expected["editable"].filter(func(path: String) -> bool: return not _under(path, key))
+	expected["editable"] = expected["editable"].filter(
+		func(path: String) -> bool: return not SceneText.under(path, key)
+	)
 	text.remove_node(key)
 	NodeSetProperties.write(text, expected, job, "scene_path")
 	return {"type": type, "removed": removed}
-
-
-static func _under(node_path: String, key: String) -> bool:
-	return node_path == key or node_path.begins_with(key + "/")

@@ -17,15 +17,12 @@ const Paths = preload("../safety/paths.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
-	var scene: Array = open(request["scene_path"], job)
+	var scene: Array = open(request["scene_path"], request["node_path"], "node_path", job)
 	if job.failed():
 		return {}
 	var text: SceneText = scene[0]
-	var nodes: SceneNodes = scene[1]
-	var key: String = node_key(request["node_path"])
-	var type: String = find(nodes, key, job, "node_path")
-	if job.failed():
-		return {}
+	var key: String = scene[2]
+	var type: String = scene[3]
 	var out: Array = edit(scene, key, type, request["properties"], job, "properties")
 	if job.failed():
 		return {}
@@ -56,15 +53,21 @@ static func edit(scene: Array, key: String, type: String, asked: Dictionary, job
 	return out
 
 
-## [the scene's text, its nodes as the engine reads them], or [] once `job` failed.
-static func open(scene_path: String, job: Job) -> Array:
+## [the scene's text, its nodes as the engine reads them, the node `node_path` names (a key, as
+## node_key() gives it), that node's class], or [] once `job` failed (also when there is no such node:
+## find(); `member` is the request member that names it).
+static func open(scene_path: String, node_path: String, member: String, job: Job) -> Array:
 	var text: SceneText = SceneText.new()
 	text.open(scene_path, job, "scene_path")
 	if job.failed():
 		return []
 	var nodes: SceneNodes = SceneNodes.new()
 	nodes.open(scene_path, job, "scene_path")
-	return [text, nodes] if not job.failed() else []
+	if job.failed():
+		return []
+	var key: String = node_key(node_path)
+	var type: String = find(nodes, key, job, member)
+	return [text, nodes, key, type] if not job.failed() else []
 
 
 ## A node path as the scene text names it: relative to the root, the root itself ".".
@@ -254,24 +257,32 @@ static func stage(
 	var bytes: PackedByteArray = text.checked_bytes(text.edited(), job, where)
 	if job.failed():
 		return {}
-	var staged: Dictionary = Saving.stage_bytes(text.path, bytes, job, where)
-	if job.failed():
-		return {}
-	var proof: String = staged["temp"]
 	var content: String = bytes.get_string_from_utf8()
 	for other: Dictionary in others:
 		var copy: String = Paths.to_res(other["temp"])
 		content = _ext_moved(content, other["path"], copy)
 		expected = _renamed(expected, "file:" + other["path"], "file:" + copy)
-	if content.to_utf8_buffer() != bytes:
-		proof = AtomicWrite.temp_path(staged["real"])
-		AtomicWrite.store(proof, content.to_utf8_buffer())
+	# The proof reads the staged file itself (a second temp file would be one a kill could leave
+	# behind, which neither the journal nor the sweep knows): with the files `others` write named by
+	# their staged copies first, then, once proven, the scene's own bytes.
+	var proof: PackedByteArray = content.to_utf8_buffer()
+	var staged: Dictionary = Saving.stage_bytes(text.path, proof, job, where)
+	if job.failed():
+		return {}
 	var written: SceneNodes = SceneNodes.new()
-	written.open(Paths.to_res(proof), job, where)
+	written.open(Paths.to_res(staged["temp"]), job, where)
 	if not job.failed():
 		SceneNodes.prove(written.fingerprint(), expected, job, where, text.path)
-	if proof != staged["temp"]:
-		DirAccess.remove_absolute(proof)
+	if not job.failed() and proof != bytes:
+		var err: Error = AtomicWrite.rewrite(staged["temp"], bytes)
+		if err == OK and FileAccess.get_file_as_bytes(staged["temp"]) != bytes:
+			err = ERR_FILE_CANT_WRITE
+		if err != OK:
+			job.fail(
+				Job.SAVE_FAILED,
+				"%s: %s could not be written (%s); nothing was written" % [where, text.path, Job.error_name(err)],
+				where
+			)
 	if job.failed():
 		Saving.commit([staged], job)
 		return {}

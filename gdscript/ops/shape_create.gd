@@ -8,7 +8,6 @@ const Creating = preload("../values/creating.gd")
 const Props = preload("../values/props.gd")
 const Saving = preload("../files/saving.gd")
 const NodeSetProperties = preload("node_set_properties.gd")
-const SceneNodes = preload("../values/scene_nodes.gd")
 const SceneText = preload("../files/scene_text.gd")
 
 
@@ -39,22 +38,20 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	if not saved.is_empty():
 		writes.append(Saving.stage(shape, saved, job, "save_path", values, params))
 	if not scene.is_empty() and not job.failed():
-		_attach(scene, NodeSetProperties.node_key(request["node_path"]), shape, saved, writes, job)
+		_attach(scene, shape, saved, writes, job)
 	Saving.commit(writes, job)
 	if job.failed():
 		return {}
 	return {"type": type, "uid": writes[0]["uid"]} if not saved.is_empty() else {"type": type}
 
 
-## Put `shape` on the node at `key` of `scene` ([text, nodes]) through node_set_properties' edit:
+## Put `shape` on the node of `scene` (NodeSetProperties.open()'s) through node_set_properties' edit:
 ## by reference to the file `saved` (staged in `writes[0]`, whose uid it carries), or embedded; the
 ## scene's staged write joins `writes`.
-static func _attach(
-	scene: Array, key: String, shape: Resource, saved: String, writes: Array[Dictionary], job: Job
-) -> void:
+static func _attach(scene: Array, shape: Resource, saved: String, writes: Array[Dictionary], job: Job) -> void:
 	var text: SceneText = scene[0]
-	var nodes: SceneNodes = scene[1]
-	var out: Array = NodeSetProperties.edit(scene, key, nodes.node_class(key), {"shape": shape}, job, "shape_params")
+	var key: String = scene[2]
+	var out: Array = NodeSetProperties.edit(scene, key, scene[3], {"shape": shape}, job, "shape_params")
 	if job.failed():
 		return
 	if not saved.is_empty():
@@ -76,16 +73,13 @@ static func _base_of(type: String) -> String:
 	return ""
 
 
-## [the scene's text, its nodes], after checking that `node_path` is a collision node of the shape's
-## kind; [] once `job` failed.
+## NodeSetProperties.open()'s [text, nodes, key, class], after checking that `node_path` is a
+## collision node of the shape's kind; [] once `job` failed.
 static func _target(scene_path: String, node_path: String, type: String, base: String, job: Job) -> Array:
-	var scene: Array = NodeSetProperties.open(scene_path, job)
+	var scene: Array = NodeSetProperties.open(scene_path, node_path, "node_path", job)
 	if job.failed():
 		return []
-	var key: String = NodeSetProperties.node_key(node_path)
-	var node_class: String = NodeSetProperties.find(scene[1], key, job, "node_path")
-	if job.failed():
-		return []
+	var node_class: String = scene[3]
 	var wanted: String = "CollisionShape3D" if base == "Shape3D" else "CollisionShape2D"
 	if not ClassDB.is_parent_class(node_class, wanted):
 		var other: String = "CollisionShape2D" if base == "Shape3D" else "CollisionShape3D"

@@ -202,18 +202,21 @@ static func _verdict(path: String) -> Array:
 	var problem: Array = judge(scan)
 	if problem != MAY:
 		return problem
-	# A load the engine serves from its cache never reaches this gate (an inline Resource("...") is
-	# loaded with the cache reused): every file named is held to the project here, before it loads.
-	for load: Dictionary in scan.loads:
-		var named_path: String = named(load, path)
-		if not named_path.is_empty() and not Paths.inside(Paths.real(named_path)):
-			return [Job.PATH_OUTSIDE_PROJECT, "names %s in %s, outside the project" % [named_path, load["where"]]]
 	if _names_unknown_uid_at_stale_path(scan, path):
 		var uids: GDScript = _own_script(_PROJECT_UIDS)
 		if uids == null:
 			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
 		uids.learn()
-	_passed[path] = scan.loads.map(func(load: Dictionary) -> String: return named(load, path))
+	var named_paths: Array = scan.loads.map(func(load: Dictionary) -> String: return named(load, path))
+	# A load the engine serves from its cache never reaches this gate (an inline Resource("...") is
+	# loaded with the cache reused): every file named is held to the project here, before it loads.
+	for i: int in named_paths.size():
+		if not named_paths[i].is_empty() and not Paths.inside(Paths.real(named_paths[i])):
+			return [
+				Job.PATH_OUTSIDE_PROJECT,
+				"names %s in %s, outside the project" % [named_paths[i], scan.loads[i]["where"]]
+			]
+	_passed[path] = named_paths
 	return MAY
 
 
