@@ -72,7 +72,7 @@ var changes: Array[Dictionary] = []
 var journal: String = ""
 ## The imported assets the request met that are not imported (res:// paths, in the order met): the
 ## bridge imports these, and only these, before it serves the request again
-## (godot_bridge/serving/imports.py). The load goes on past each (the gate hands the engine a
+## (gdres/serving/imports.py). The load goes on past each (the gate hands the engine a
 ## placeholder), so one reply names every asset the request's files need.
 var unimported: PackedStringArray = []
 ## The request's own names for members it gave under another spelling (the bridge sends them:

@@ -1,5 +1,5 @@
 extends MainLoop
-## Entry of a godot-bridge worker: serve framed requests from stdin until stdin ends.
+## Entry of a gdres worker: serve framed requests from stdin until stdin ends.
 ##
 ## In: `<byte length as 15 digits>\n<JSON>` on stdin (a fixed-size header, so it can be read
 ## with read_buffer_from_stdin like the payload). Out: `<token> <byte length> <JSON>\n` on stderr, which the
@@ -18,7 +18,7 @@ const Paths = preload("safety/paths.gd")
 const ResourceValues = preload("values/resource_values.gd")
 ## Each operation is the script ops/<op>.gd, compiled on its first request: the engine compiles
 ## GDScript slowly (~0.3 s for all of the bridge's on a 2-core VM, 75 us a line), and a
-## `godot-bridge run` needs one operation, not all. The bridge sends only the ops its models declare.
+## `gdres run` needs one operation, not all. The bridge sends only the ops its models declare.
 const _OP_NAME: String = "^[a-z][a-z_]*$"
 
 const HEADER_SIZE: int = 16
@@ -61,7 +61,7 @@ func _finalize() -> void:
 ## this process's stdout and throws it away; once the bridge is gone (killed, even in the middle of
 ## a long request) the pipe has no reader, and the next write ends this process with SIGPIPE, whose
 ## default action the engine keeps. So no engine outlives its bridge. (The settings pack makes
-## every print flush at once; Windows has no SIGPIPE: see godot_bridge/engine/platform.py.)
+## every print flush at once; Windows has no SIGPIPE: see gdres/engine/platform.py.)
 static func _beat() -> void:
 	var slept: int = 0
 	while not _stopping:
@@ -90,7 +90,7 @@ func _process(_delta: float) -> bool:
 		)
 		return false
 	var framed: Dictionary = _serve(request)
-	# The bridge paces its reading of replies by this (godot_bridge/serving/pool.py, NAP_SHARE): the
+	# The bridge paces its reading of replies by this (gdres/serving/pool.py, NAP_SHARE): the
 	# engine's own time, which its waits for the bridge do not inflate.
 	framed["busy_us"] = Time.get_ticks_usec() - started
 	_send(framed)

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""Measure godot-bridge against a fresh engine per request and against the engine's own limit.
+"""Measure gdres against a fresh engine per request and against the engine's own limit.
 
 Generates a project and a mixed batch (material_create with 5 properties, shape_create saved,
 style_box_create, resource_read depth 1, resource_duplicate with an override; equal shares), then
 measures, in one run:
 
   1. baseline: a fresh `godot --headless -s oneshot.gd` per request (how other tools work), on a sample;
-  2. `godot-bridge run` per request, on the same sample;
-     and `godot-bridge run --warm` per request, its project's host up;
-  3. `godot-bridge batch --jobs 1` on the whole batch;
-     and `godot-bridge batch --atomic` on the same (all-or-nothing: one at a time, journalled);
+  2. `gdres run` per request, on the same sample;
+     and `gdres run --warm` per request, its project's host up;
+  3. `gdres batch --jobs 1` on the whole batch;
+     and `gdres batch --atomic` on the same (all-or-nothing: one at a time, journalled);
      and 1,000 node edits on one scene through `batch --jobs 1` (node_set_properties on 50 nodes in
      turn: a position and a visibility each, so every edit rewrites lines), beside the resource writes;
-  4. `godot-bridge batch --jobs 2` on the same;
+  4. `gdres batch --jobs 2` on the same;
   5. the limit: one engine process running a minimal typed GDScript loop of the same saves and
      loads (`StandardMaterial3D.new()`, its properties set as typed values, `ResourceSaver.save`;
      the same for the box shape, the style box, load + duplicate + save, and load + list), written
@@ -21,7 +21,7 @@ measures, in one run:
      converted by the property's type (what a tool without the bridge's checks would do);
   and, for scale, two generic loops at once on halves of the batch: how much two engines gain over
   one on this machine with no bridge at all, the ceiling of ratio 4/3; and, where the MCP SDK is
-  installed, a tool call inside an MCP session (the SDK's client, `godot-bridge mcp`, small
+  installed, a tool call inside an MCP session (the SDK's client, `gdres mcp`, small
   style_box_create writes) against the same write through `Bridge.run()`, in ms per call.
 
 Every stage starts from the same clean project and is timed end to end (process start to exit).
@@ -56,7 +56,7 @@ from typing import Any
 
 import psutil
 
-from godot_bridge import Bridge
+from gdres import Bridge
 
 SOURCES = 10
 PER_FOLDER = 250
@@ -74,7 +74,7 @@ config_version=5
 
 [application]
 
-config/name="godot-bridge-bench"
+config/name="gdres-bench"
 config/features=PackedStringArray("4.3")
 """
 
@@ -253,7 +253,7 @@ def main() -> int:
     godot = args.godot or os.environ.get("GODOT_BIN") or shutil.which("godot") or shutil.which("godot4")
     if not godot:
         sys.exit("bench: no Godot binary (pass --godot or set GODOT_BIN)")
-    work = Path(args.dir or tempfile.mkdtemp(prefix="godot-bridge-bench-")).resolve()
+    work = Path(args.dir or tempfile.mkdtemp(prefix="gdres-bench-")).resolve()
     if work.exists() and any(work.iterdir()):
         sys.exit(f"bench: {work} is not empty; give a new or empty folder")
     bench = Bench(work, godot, args.requests, args.sample, args.per_folder, args.processes)
@@ -290,7 +290,7 @@ class Bench:
         self.scripts = work / "scripts"
         self.requests = [self.request(i) for i in range(requests)]
         self.sample = self.requests[:sample]
-        self.cli = str(Path(sys.executable).parent / "godot-bridge")
+        self.cli = str(Path(sys.executable).parent / "gdres")
 
     def request(self, i: int) -> dict[str, Any]:
         """Return the i-th request of the batch: the five operations in turn."""
@@ -438,7 +438,7 @@ class Bench:
                 "median": statistics.median(times), "errors": errors}
 
     def warm_runs(self) -> dict[str, Any]:
-        """Stage 2a: `godot-bridge run --warm` per request of the sample, once the project's warm host
+        """Stage 2a: `gdres run --warm` per request of the sample, once the project's warm host
         is up (started by one run before, not counted); then that host is stopped."""
         argv = [self.cli, "--godot", self.godot, "run", "--warm"]
         subprocess.run([*argv, json.dumps(self.sample[0])], capture_output=True, check=False)
@@ -450,13 +450,13 @@ class Bench:
             project = os.path.realpath(self.project)
             for process in psutil.process_iter(["cmdline"]):
                 with contextlib.suppress(psutil.Error):
-                    if "godot_bridge.front.warm" in (process.info["cmdline"] or []) and any(
+                    if "gdres.front.warm" in (process.info["cmdline"] or []) and any(
                             project in part.cmdline() for part in process.children(recursive=True)):
                         process.terminate()
                         process.wait(timeout=30)
 
     def batch(self, jobs: int, *, atomic: bool = False, lines: str = "batch.jsonl") -> dict[str, Any]:
-        """The whole batch (or the file `lines` of the work folder) through `godot-bridge batch --jobs N`
+        """The whole batch (or the file `lines` of the work folder) through `gdres batch --jobs N`
         (or `--atomic`); also the bridge process's own CPU time (its engines' not counted) per request:
         over the whole batch, and after its first tenth (start-up, pydantic's import above all, left out)."""
         self.clean()
@@ -614,12 +614,12 @@ def table(r: dict[str, Any]) -> str:
     steady = r["bridge_cpu_us_per_request_after_start"]
     rows = [
         ("1. fresh engine per request (baseline)", f"{r['sample']}", rate["baseline"]),
-        ("2. `godot-bridge run` per request", f"{r['sample']}", rate["run"]),
-        ("2a. `godot-bridge run --warm` per request, its host up", f"{r['sample']}", rate["run_warm"]),
-        ("3. `godot-bridge batch --jobs 1`", f"{r['requests']}", rate["batch_jobs_1"]),
-        ("3a. `godot-bridge batch --atomic`", f"{r['requests']}", rate["batch_atomic"]),
+        ("2. `gdres run` per request", f"{r['sample']}", rate["run"]),
+        ("2a. `gdres run --warm` per request, its host up", f"{r['sample']}", rate["run_warm"]),
+        ("3. `gdres batch --jobs 1`", f"{r['requests']}", rate["batch_jobs_1"]),
+        ("3a. `gdres batch --atomic`", f"{r['requests']}", rate["batch_atomic"]),
         ("3b. node edits on one scene, `batch --jobs 1`", f"{NODE_EDITS}", rate["node_edits"]),
-        ("4. `godot-bridge batch --jobs 2`", f"{r['requests']}", rate["batch_jobs_2"]),
+        ("4. `gdres batch --jobs 2`", f"{r['requests']}", rate["batch_jobs_2"]),
         ("5. minimal typed loop, one engine (limit)", f"{r['requests']}", rate["minimal_loop"]),
         ("6. generic plain loop, one engine", f"{r['requests']}", rate["generic_loop"]),
         ("two generic loops at once, half each (for scale)", f"{r['requests']}", rate["two_generic_loops"]),

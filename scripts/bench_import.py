@@ -4,8 +4,8 @@
 
 PROJECT is a git checkout of a Godot project (its .import files committed, no .godot/); TEXTURE one
 of its assets (res:// or relative). Each run clones PROJECT afresh (`git clone`, so only what git
-holds) twice: on one, `godot-bridge run` a material_create naming TEXTURE; on the other,
-`godot-bridge import`. Both through the command line, as a user would. Prints one JSON object.
+holds) twice: on one, `gdres run` a material_create naming TEXTURE; on the other,
+`gdres import`. Both through the command line, as a user would. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main() -> int:
     parser.add_argument("texture")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-    bridge = [sys.executable, "-m", "godot_bridge"]
+    bridge = [sys.executable, "-m", "gdres"]
     one: list[float] = []
     whole: list[float] = []
     counts: dict[str, object] = {}

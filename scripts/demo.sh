@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run examples/requests.jsonl through `godot-bridge batch` against a throwaway
+# Run examples/requests.jsonl through `gdres batch` against a throwaway
 # copy of examples/project, so the demo never modifies the checked-in project.
 # Replies (JSON Lines) go to stdout; set KEEP=1 to keep the project copy.
 set -euo pipefail
@@ -21,7 +21,7 @@ PROJECT_DIR="$work/project" "$VENV/bin/python" -c '
 import json, os, sys
 path = json.dumps(os.environ["PROJECT_DIR"])[1:-1]
 sys.stdout.write(sys.stdin.read().replace("@PROJECT@", path))
-' <"$REPO/examples/requests.jsonl" | "$VENV/bin/godot-bridge" batch
+' <"$REPO/examples/requests.jsonl" | "$VENV/bin/gdres" batch
 status=("${PIPESTATUS[@]}")
 set -e
 if (( status[0] != 0 )); then

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from godot_bridge import Bridge
+from gdres import Bridge
 
 
 def main() -> int:

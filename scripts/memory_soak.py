@@ -23,8 +23,8 @@ import psutil
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from godot_bridge import Bridge  # noqa: E402
-from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS  # noqa: E402
+from gdres import Bridge  # noqa: E402
+from gdres.engine.worker import MAX_REQUESTS, MAX_RSS  # noqa: E402
 
 
 def request(project: str, n: int) -> dict[str, Any]:

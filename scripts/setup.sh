@@ -16,13 +16,13 @@ fi
 # Reinstall only when pyproject.toml changed since the last successful install,
 # so repeated runs stay fast. The stamp lives in .venv, so deleting .venv resets it.
 FOR=${SETUP_FOR:-test}
-STAMP="$VENV/.godot-bridge-installed-$FOR"
+STAMP="$VENV/.gdres-installed-$FOR"
 if [[ ! -e $STAMP || $REPO/pyproject.toml -nt $STAMP ]]; then
     if [[ $FOR == demo ]]; then
-        echo "setup: installing godot-bridge (editable) into $VENV" >&2
+        echo "setup: installing gdres (editable) into $VENV" >&2
         "$VENV/bin/pip" install -q -e "$REPO" >&2
     else
-        echo "setup: installing godot-bridge (editable, with test extras) into $VENV" >&2
+        echo "setup: installing gdres (editable, with test extras) into $VENV" >&2
         "$VENV/bin/pip" install -q -e "$REPO[test]" >&2
     fi
     touch "$STAMP"

@@ -18,9 +18,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from godot_bridge import Bridge
-from godot_bridge.engine.godot import find_godot
-from godot_bridge.errors import EngineNotFound
+from gdres import Bridge
+from gdres.engine.godot import find_godot
+from gdres.errors import EngineNotFound
 from opened import Watched
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The run's own cache folder (settings packs, version probes, warm hosts), not the user's: a test
     that starts Godot through a path of its own (a copy, a link) would leave a settings pack for that
-    path in ~/.cache/godot-bridge on every run. A test that needs a cache of its own sets its own."""
+    path in ~/.cache/gdres on every run. A test that needs a cache of its own sets its own."""
     with pytest.MonkeyPatch.context() as session:
         session.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         yield
@@ -93,8 +93,8 @@ def fake_godot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     # The fake engine runs from the test's virtual environment and writes its records in tmp_path:
-    # outside what the wall lets an engine open (godot_bridge/engine/wall.py).
-    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
+    # outside what the wall lets an engine open (gdres/engine/wall.py).
+    monkeypatch.setenv("GDRES_WALL", "off")
     monkeypatch.setenv("FAKE_ENGINE_LOG", str(tmp_path / "received.jsonl"))
     monkeypatch.delenv("FAKE_ENGINE_START", raising=False)
     return str(wrapper)
@@ -173,9 +173,9 @@ def changed_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: s
                     change: Callable[[str], str]) -> Path:
     """Engines started from now on run a copy of the bridge's GDScript in which `relative`'s text is
     `change`d; return the copy's folder."""
-    from godot_bridge.engine import godot as engines
-    from godot_bridge.scripts import gdscript_dir
-    from godot_bridge.serving import imports, starter
+    from gdres.engine import godot as engines
+    from gdres.scripts import gdscript_dir
+    from gdres.serving import imports, starter
 
     copy = tmp_path / "changed-gdscript"
     shutil.copytree(gdscript_dir(), copy)
@@ -195,12 +195,12 @@ def broken_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: st
 
 def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run `python -m godot_bridge ARGS` and capture its output as text."""
+    """Run `python -m gdres ARGS` and capture its output as text."""
     env = dict(os.environ)
     if godot is not None:
         env["GODOT_BIN"] = godot
     data = input.encode() if isinstance(input, str) else input
-    done = subprocess.run([sys.executable, "-m", "godot_bridge", *args], input=data, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "gdres", *args], input=data, capture_output=True,
                           env=env, timeout=timeout, cwd=REPO)
     return subprocess.CompletedProcess(done.args, done.returncode,
                                        done.stdout.decode("utf-8", "replace"),

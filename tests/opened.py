@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import hostile_corpus as corpus
-from godot_bridge import Bridge
+from gdres import Bridge
 
 _CALL = re.compile(r'^(\d+)\s+(?:open|openat|openat2|creat)\((?:(?:AT_FDCWD|\d+)(?:<[^>]*>)?, )?"((?:[^"\\]|\\.)*)"')
 
@@ -23,14 +23,14 @@ _CALL = re.compile(r'^(\d+)\s+(?:open|openat|openat2|creat)\((?:(?:AT_FDCWD|\d+)
 def traced_godot(godot_bin: str, folder: Path, log: Path) -> tuple[str, Path]:
     """Return an executable in `folder` that runs `godot_bin` under strace, and the log it writes
     (`log`: a place the engine may write, such as the project's .godot/, since strace runs behind
-    the same wall as the engine: godot_bridge/engine/wall.py)."""
+    the same wall as the engine: gdres/engine/wall.py)."""
     strace = shutil.which("strace")
     assert strace, "the load gate's tests need strace (scripts/setup.sh installs it)"
     folder.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     wrapper = folder / "godot"
     # An import's engines run behind a wall of their own, which lets them write only the import's
-    # shadow (godot_bridge/serving/imports.py): they run untraced here (the log cannot be opened);
+    # shadow (gdres/serving/imports.py): they run untraced here (the log cannot be opened);
     # tests/test_import_shadow.py traces a whole import from outside the wall.
     wrapper.write_text(
         "#!/bin/sh\n"

@@ -11,10 +11,10 @@ import pytest
 from pydantic import TypeAdapter
 
 from conftest import file_uid
-from godot_bridge import Bridge, BridgeError
-from godot_bridge.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
-from godot_bridge.requests import replies
-from godot_bridge.requests.models import REPLIES
+from gdres import Bridge, BridgeError
+from gdres.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
+from gdres.requests import replies
+from gdres.requests.models import REPLIES
 
 
 def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) -> None:
@@ -96,7 +96,7 @@ VARIANT_SPELLINGS = {"resource_read": {"path"}, "material_create": {"save_path"}
 
 @pytest.mark.parametrize("op", [*sorted(VARIANT_SPELLINGS), "resource_duplicate"])
 def test_a_typed_method_takes_exactly_its_models_members(op: str) -> None:
-    from godot_bridge.requests import models
+    from gdres.requests import models
 
     model = models.REQUEST_MODELS[op]
     members = set(model.model_fields) - {"op", "id"} - VARIANT_SPELLINGS.get(op, set())
@@ -141,7 +141,7 @@ def test_every_reply_has_the_members_its_type_declares_and_no_other(bridge: Brid
 
 
 def test_call_serves_any_operation_from_its_model_and_returns_its_typed_reply(bridge: Bridge, project: Path) -> None:
-    from godot_bridge.requests.models import MaterialCreate, ResourceRead
+    from gdres.requests.models import MaterialCreate, ResourceRead
 
     made = bridge.call(MaterialCreate(project_path=str(project), material_type="StandardMaterial3D",
                                       resource_path="api/std.tres", properties={"roughness": 0.25}))

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from gdres.engine.godot import MIN_VERSION, probe
 from gdscript_uses import SYNTAX, Scanner, Use, missing
 from godot_api import Api, from_xml
-from godot_bridge.engine.godot import MIN_VERSION, probe
 
 VENDORED = REPO / "tests" / "godot_api"
 

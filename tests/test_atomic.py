@@ -17,10 +17,10 @@ import psutil
 import pytest
 
 from conftest import REPO, run_cli
-from godot_bridge import Bridge
-from godot_bridge.engine import wall
-from godot_bridge.errors import SaveFailed
-from godot_bridge.serving import journal, locks
+from gdres import Bridge
+from gdres.engine import wall
+from gdres.errors import SaveFailed
+from gdres.serving import journal, locks
 from test_imports import png
 
 
@@ -221,7 +221,7 @@ def test_an_atomic_batch_killed_at_any_moment_is_all_old_or_all_new(
     for number, (moment, entries) in enumerate(moments):
         copy, batch = fresh(f"kill{number}")
         left = journal.folder_of(copy.resolve()) / "journal.jsonl"
-        bridge = subprocess.Popen([sys.executable, "-m", "godot_bridge", "batch", "--atomic", str(batch)],
+        bridge = subprocess.Popen([sys.executable, "-m", "gdres", "batch", "--atomic", str(batch)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO)
         while entries and bridge.poll() is None and (not left.exists() or
                                                      left.read_text().count("\n") < entries):
@@ -412,7 +412,7 @@ def test_an_atomic_batchs_engines_may_write_its_journal_and_nothing_beside_it(
     assert reply["result"] == "ok", reply
     read, write = walls[-1]
     (journal_file,) = [path for path in write if path != project]
-    assert journal_file.parent.parent == tmp_path / "cache" / "godot-bridge" / "journals"
+    assert journal_file.parent.parent == tmp_path / "cache" / "gdres" / "journals"
     # The batch is over and its journal gone: put one back for the probe (a rule needs its file).
     journal_file.parent.mkdir(parents=True, exist_ok=True)
     journal_file.write_text("")

@@ -24,11 +24,11 @@ import pytest
 
 import hostile_corpus as corpus
 from conftest import REPO, cmdline, run_cli, running, wait_for
-from godot_bridge import Bridge
-from godot_bridge.errors import BridgeError
-from godot_bridge.requests import paths
-from godot_bridge.serving.pool import Pool
-from godot_bridge.serving.starter import Settings
+from gdres import Bridge
+from gdres.errors import BridgeError
+from gdres.requests import paths
+from gdres.serving.pool import Pool
+from gdres.serving.starter import Settings
 
 LIBRARY = """#include <stdio.h>
 __attribute__((constructor)) static void ran(void) {
@@ -156,7 +156,7 @@ def test_an_exponential_file_is_expanded_once_per_resource(tmp_path: Path, godot
 
 LONG_REQUEST = textwrap.dedent("""
     import json, sys
-    from godot_bridge import Bridge
+    from gdres import Bridge
     project = sys.argv[1]
     with Bridge(sys.argv[2], timeout=600) as bridge:
         bridge.run({"op": "resource_read", "project_path": project, "resource_path": "plain.tres"})
@@ -260,17 +260,17 @@ def test_an_unwritable_lock_folder_is_an_error_reply(tmp_path: Path, godot_bin: 
     (project / "level.tscn").write_text('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n'
                                         '[node name="Shape" type="CollisionShape3D" parent="."]\n')
     cache = tmp_path / "cache"
-    (cache / "godot-bridge" / "locks").mkdir(parents=True)
+    (cache / "gdres" / "locks").mkdir(parents=True)
     request = json.dumps({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
                           "scene_path": "level.tscn", "node_path": "Shape"})
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "GODOT_BIN": godot_bin}
-    subprocess.run([sys.executable, "-m", "godot_bridge", "schema"], env=env, cwd=REPO, capture_output=True, check=True)
-    (cache / "godot-bridge" / "locks").chmod(0o500)
+    subprocess.run([sys.executable, "-m", "gdres", "schema"], env=env, cwd=REPO, capture_output=True, check=True)
+    (cache / "gdres" / "locks").chmod(0o500)
     try:
-        done = subprocess.run([sys.executable, "-m", "godot_bridge", "run", request], env=env, cwd=REPO,
+        done = subprocess.run([sys.executable, "-m", "gdres", "run", request], env=env, cwd=REPO,
                               capture_output=True, text=True, timeout=120)
     finally:
-        (cache / "godot-bridge" / "locks").chmod(0o700)
+        (cache / "gdres" / "locks").chmod(0o700)
     assert "Traceback" not in done.stderr, done.stderr
     if os.geteuid() == 0:
         # root writes through a read-only folder: the edit is made, which is all this can show here.

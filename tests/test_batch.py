@@ -1,4 +1,4 @@
-"""`godot-bridge batch` against the real engine: order, same-file order, streaming, --stop-on-error."""
+"""`gdres batch` against the real engine: order, same-file order, streaming, --stop-on-error."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_requests_on_one_file_keep_their_order_across_workers(godot_bin: str, pr
 
 
 def test_first_reply_arrives_before_the_input_ends(godot_bin: str, project: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "gdres", "--godot", godot_bin, "batch", "--jobs", "2"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO)
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -113,7 +113,7 @@ def test_100000_lines_stream_in_flat_memory(godot_bin: str, project: Path) -> No
     """Most lines are refused before the engine (cheap), every 50th goes to the engine."""
     bad = jsonl([read(project, "../outside.tres")]).encode()
     good = jsonl([read(project, "materials/base.tres")]).encode()
-    proc = subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "gdres", "--godot", godot_bin, "batch", "--jobs", "2"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO)
     assert proc.stdin is not None and proc.stdout is not None
     stdin = proc.stdin
@@ -176,7 +176,7 @@ def test_jobs_defaults_to_the_number_of_cores() -> None:
 def test_reader_going_away_ends_the_batch_quietly(godot_bin: str, project: Path) -> None:
     lines = jsonl([read(project, "materials/base.tres")] * 2000)
     started = time.monotonic()
-    done = subprocess.run(f'"{sys.executable}" -m godot_bridge --godot "{godot_bin}" batch | head -n 1',
+    done = subprocess.run(f'"{sys.executable}" -m gdres --godot "{godot_bin}" batch | head -n 1',
                           shell=True, input=lines.encode(), capture_output=True, cwd=REPO, timeout=120)
     assert len(done.stdout.splitlines()) == 1
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
@@ -212,7 +212,7 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
     batch.write_text(jsonl([read(project, "materials/base.tres" if i % 4 else "nope.tres") for i in range(40)]))
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    done = subprocess.run([sys.executable, "-m", "godot_bridge", "batch", "-j", "1", str(batch)],
+    done = subprocess.run([sys.executable, "-m", "gdres", "batch", "-j", "1", str(batch)],
                           stdout=subprocess.PIPE, stderr=follower, env={**os.environ, "GODOT_BIN": godot_bin},
                           timeout=120)
     os.close(follower)
@@ -233,7 +233,7 @@ def test_the_progress_bar_fits_the_terminal_and_ends_with_a_summary(
     assert bars and all(len(part.rstrip()) <= (columns or 80) for part in bars), bars
     assert "100%" in bars[-1] and "40/40" in bars[-1] and "10 errors" in bars[-1]
     assert re.search(r"00:\d\d<00:00", bars[-1])  # elapsed and time left
-    assert re.fullmatch(r"godot-bridge: 40 requests in \d+\.\d s \(\d+ req/s\): 30 ok, 10 errors", drawn[-1].strip())
+    assert re.fullmatch(r"gdres: 40 requests in \d+\.\d s \(\d+ req/s\): 30 ok, 10 errors", drawn[-1].strip())
 
 
 @pytest.mark.parametrize("source", ["file", "pipe"])
@@ -243,7 +243,7 @@ def test_a_one_line_batch_starts_one_engine_whatever_jobs_says(
 
     batch = tmp_path / "one.jsonl"
     batch.write_text(jsonl([read(project, "materials/base.tres")]))
-    argv = [sys.executable, "-m", "godot_bridge", "batch", "-j", "4"] + ([str(batch)] if source == "file" else [])
+    argv = [sys.executable, "-m", "gdres", "batch", "-j", "4"] + ([str(batch)] if source == "file" else [])
     run = subprocess.Popen(argv, stdin=batch.open("rb"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                            env={**os.environ, "GODOT_BIN": godot_bin})
     engines: set[int] = set()
@@ -273,5 +273,5 @@ def test_a_batch_logged_to_a_file_ends_with_its_summary_line(godot_bin: str, pro
     requests = [read(project, "materials/base.tres" if i % 4 else "nope.tres") for i in range(8)]
     done = run_cli("--godot", godot_bin, "batch", input=jsonl(requests))  # stderr is a pipe, as in CI
     assert "\r" not in done.stderr  # no bar drawn
-    assert re.fullmatch(r"godot-bridge: 8 requests in \d+\.\d s \(\d+ req/s\): 6 ok, 2 errors",
+    assert re.fullmatch(r"gdres: 8 requests in \d+\.\d s \(\d+ req/s\): 6 ok, 2 errors",
                         done.stderr.strip().splitlines()[-1])

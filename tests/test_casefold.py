@@ -7,7 +7,7 @@ is still a link. Each case runs through the Bridge API and the real engine, as a
 (checked in Python) and as a property value (checked in the engine), and they must answer alike.
 
 Mounting needs root and /dev/fuse (and libfuse 3, installed by scripts/setup.sh). CI runs as root;
-elsewhere set GODOT_BRIDGE_NO_ROOT_TESTS=1 to skip these tests knowingly (they fail otherwise, so
+elsewhere set GDRES_NO_ROOT_TESTS=1 to skip these tests knowingly (they fail otherwise, so
 that CI cannot skip them by accident).
 """
 
@@ -26,9 +26,9 @@ import pytest
 
 import casefold_fs
 from conftest import FIXTURES, engine_confine, run_cli
-from godot_bridge import Bridge
-from godot_bridge.engine import wall
-from godot_bridge.requests import paths
+from gdres import Bridge
+from gdres.engine import wall
+from gdres.requests import paths
 
 SECRET = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "%s"\n'
 
@@ -55,10 +55,10 @@ def folding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         try:
             mount = stack.enter_context(casefold_fs.mounted(base / "backing", base / "mount"))
         except OSError as exc:
-            if os.environ.get("GODOT_BRIDGE_NO_ROOT_TESTS") == "1":
-                pytest.skip(f"mounting a case-insensitive file system needs root (GODOT_BRIDGE_NO_ROOT_TESTS=1): {exc}")
+            if os.environ.get("GDRES_NO_ROOT_TESTS") == "1":
+                pytest.skip(f"mounting a case-insensitive file system needs root (GDRES_NO_ROOT_TESTS=1): {exc}")
             pytest.fail(f"mounting a case-insensitive file system needs root, /dev/fuse, libfuse3 and mfusepy "
-                        f"(set GODOT_BRIDGE_NO_ROOT_TESTS=1 to skip knowingly): {exc}")
+                        f"(set GDRES_NO_ROOT_TESTS=1 to skip knowingly): {exc}")
         assert ignores_case(mount)
         yield mount
 
@@ -86,7 +86,7 @@ def project(folding: Path) -> Path:
 def bridge(godot_bin: str, folding: Path) -> Iterator[Bridge]:
     """One Bridge for the module, closed (its engines gone from the mount) before the mount goes.
 
-    Its engines start without the wall (godot_bridge/engine/wall.py): the FUSE mount gives each spelling of a
+    Its engines start without the wall (gdres/engine/wall.py): the FUSE mount gives each spelling of a
     folder an inode of its own, and Landlock allows by inode, so `PROJECT/` would not be the
     project it allows. (A case-insensitive ext4 folder has one inode per folder; macOS and Windows,
     which ignore case by default, have no Landlock.)"""

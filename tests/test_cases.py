@@ -19,9 +19,9 @@ import pytest
 from pydantic import Discriminator, Tag, TypeAdapter
 
 from conftest import snapshot
-from godot_bridge import Bridge
-from godot_bridge.requests.models import REPLIES, REQUEST_MODELS
-from godot_bridge.requests.replies import ErrorReply
+from gdres import Bridge
+from gdres.requests.models import REPLIES, REQUEST_MODELS
+from gdres.requests.replies import ErrorReply
 
 CASES = Path(__file__).parent / "cases"
 PLACEHOLDER = "$PROJECT"

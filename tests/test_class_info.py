@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO, run_cli
-from godot_bridge import Bridge, InvalidType
-from godot_bridge.requests.models import ClassInfo
+from gdres import Bridge, InvalidType
+from gdres.requests.models import ClassInfo
 
 CLASSES = ["StandardMaterial3D", "ShaderMaterial", "CanvasItemMaterial", "BoxShape3D", "CapsuleShape2D",
            "StyleBoxFlat", "GradientTexture2D", "NoiseTexture2D", "Environment", "Curve", "Gradient"]

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
-from godot_bridge.front.cli import _input, _lines_of
+from gdres.front.cli import _input, _lines_of
 
 
 def replies(stdout: str) -> list[dict[str, Any]]:
@@ -155,7 +155,7 @@ def test_schema_covers_every_operation() -> None:
 
 
 def test_python_dash_m_is_the_same_command() -> None:
-    script = Path(sys.executable).parent / "godot-bridge"
+    script = Path(sys.executable).parent / "gdres"
     installed = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     module = run_cli("--help")
     assert module.returncode == installed.returncode == 0
@@ -165,7 +165,7 @@ def test_python_dash_m_is_the_same_command() -> None:
 
 def _cli_in(folder: Path, godot_bin: str, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**__import__("os").environ, "GODOT_BIN": godot_bin}
-    return subprocess.run([sys.executable, "-m", "godot_bridge", *args], input=input, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "gdres", *args], input=input, capture_output=True, text=True,
                           cwd=folder, env=env, timeout=120)
 
 
@@ -198,12 +198,12 @@ def test_an_empty_batch_has_no_replies(godot_bin: str) -> None:
 
 @pytest.mark.parametrize("args", [["schema"], ["run", '{"op": "no_such_op"}'], ["doctor"]])
 def test_a_reader_going_away_ends_any_command_quietly(godot_bin: str, args: list[str]) -> None:
-    # `godot-bridge schema | head -c 1`, or a caller that stopped reading: as `batch` does, the
+    # `gdres schema | head -c 1`, or a caller that stopped reading: as `batch` does, the
     # command ends with exit status 1, and stderr holds no traceback.
     read, write = os.pipe()
     os.close(read)  # no reader at all: the command's first write meets a broken pipe
     try:
-        done = subprocess.run([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, *args],
+        done = subprocess.run([sys.executable, "-m", "gdres", "--godot", godot_bin, *args],
                               stdout=write, stderr=subprocess.PIPE, cwd=REPO, timeout=120)
     finally:
         os.close(write)
@@ -212,9 +212,9 @@ def test_a_reader_going_away_ends_any_command_quietly(godot_bin: str, args: list
 
 
 def test_a_closed_stderr_changes_no_exit_status(godot_bin: str) -> None:
-    # `godot-bridge schema 2>&-`: Python starts with no sys.stderr at all; the command still
+    # `gdres schema 2>&-`: Python starts with no sys.stderr at all; the command still
     # succeeds, and says so.
-    done = subprocess.run(f'"{sys.executable}" -m godot_bridge --godot "{godot_bin}" schema 2>&-', shell=True,
+    done = subprocess.run(f'"{sys.executable}" -m gdres --godot "{godot_bin}" schema 2>&-', shell=True,
                           capture_output=True, cwd=REPO, timeout=120)
     assert done.returncode == 0
     assert json.loads(done.stdout)["discriminator"]["propertyName"] == "op"
@@ -222,8 +222,8 @@ def test_a_closed_stderr_changes_no_exit_status(godot_bin: str) -> None:
 
 @pytest.mark.parametrize("command", [["run", "-"], ["batch", "-"], ["mcp"]])
 def test_a_closed_standard_input_is_a_usage_error(command: list[str]) -> None:
-    # `godot-bridge batch - <&-`: Python starts with no sys.stdin. Before: a traceback.
-    done = subprocess.run(f'"{sys.executable}" -m godot_bridge {" ".join(command)} <&-',
+    # `gdres batch - <&-`: Python starts with no sys.stdin. Before: a traceback.
+    done = subprocess.run(f'"{sys.executable}" -m gdres {" ".join(command)} <&-',
                           shell=True, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "standard input is closed" in done.stderr

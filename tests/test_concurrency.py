@@ -1,4 +1,4 @@
-"""Two godot-bridge processes on one project at once: no lost update, no corrupt file.
+"""Two gdres processes on one project at once: no lost update, no corrupt file.
 
 Each process runs a batch of 500 requests: 200 edits of the shared scene, each giving one of its
 own nodes a shape (so both processes rewrite the same scene file all the time), writes of ten
@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from godot_bridge import Bridge
-from godot_bridge.serving import locks
-from godot_bridge.serving.locks import lock_dir
+from gdres import Bridge
+from gdres.serving import locks
+from gdres.serving.locks import lock_dir
 
 NODES = 200
 """Nodes per process, each given one shape: any edit lost to a concurrent one shows at the end."""
@@ -90,7 +90,7 @@ def test_two_processes_editing_one_scene_lose_no_update(godot_bin: str, project:
         source = tmp_path / f"{who}.jsonl"
         source.write_text("".join(json.dumps(r) + "\n" for r in plans[who][0]))
         runs[who] = subprocess.Popen(
-            [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", jobs, str(source)],
+            [sys.executable, "-m", "gdres", "--godot", godot_bin, "batch", "--jobs", jobs, str(source)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     for who, run in runs.items():
         out, err = run.communicate(timeout=240)

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import hostile_corpus as corpus
-from godot_bridge import Bridge
-from godot_bridge.serving.pool import Pool
-from godot_bridge.serving.starter import Settings
+from gdres import Bridge
+from gdres.serving.pool import Pool
+from gdres.serving.starter import Settings
 
 SECRET = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "the secret"\n'
 
@@ -105,7 +105,7 @@ def test_a_folder_swapped_for_a_link_while_a_write_waits_gets_no_file(tmp_path: 
 
 def test_a_folder_swapped_for_a_link_between_two_writes_of_a_batch_gets_no_file(tmp_path: Path,
                                                                                 godot_bin: str) -> None:
-    # The batch keeps the folders its paths went through (godot_bridge/requests/paths.py Folders):
+    # The batch keeps the folders its paths went through (gdres/requests/paths.py Folders):
     # the second write's folder is not looked at again before it is sent, and the engine refuses it.
     project = tmp_path / "project"
     (project / "d").mkdir(parents=True)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import file_uid, snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 from test_duplicate import strip_paths
 
 CREATED: dict[str, dict[str, Any]] = {
@@ -165,7 +165,7 @@ def test_two_processes_updating_one_file_both_land(godot_bin: str, project: Path
     def run(properties: dict[str, Any]) -> subprocess.Popen[bytes]:
         request = {"op": "resource_update", "project_path": str(project), "resource_path": "materials/base.tres",
                    "properties": properties}
-        return subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "run",
+        return subprocess.Popen([sys.executable, "-m", "gdres", "--godot", godot_bin, "run",
                                  json.dumps(request)], stdout=subprocess.PIPE)
 
     runs = [run({"roughness": 0.9}), run({"metallic": 0.1})]

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from godot_bridge.engine.discovery import Roots
-from godot_bridge.engine.godot import find_godot, survey, version_order
-from godot_bridge.errors import EngineNotFound, EngineUnsupported
+from gdres.engine.discovery import Roots
+from gdres.engine.godot import find_godot, survey, version_order
+from gdres.errors import EngineNotFound, EngineUnsupported
 
-TOO_OLD = "passed over: older than Godot 4.4, which godot-bridge needs"
+TOO_OLD = "passed over: older than Godot 4.4, which gdres needs"
 
 
 def stand_in(path: Path, version: str) -> Path:
@@ -72,7 +72,7 @@ LAYOUTS = [
     ("win32", "bin/Godot_v4.6.3-stable_win64_console.exe", "PATH (release name)"),
     ("linux", "bin/godot4", "PATH (godot4)"),
     ("linux", "bin/Godot", "PATH (Godot)"),
-    ("linux", "~/.cache/godot-bridge/bin/godot", "scripts/install-godot.sh"),
+    ("linux", "~/.cache/gdres/bin/godot", "scripts/install-godot.sh"),
     ("linux", "~/Downloads/Godot_v4.6.3-stable_linux.x86_64", "download"),
     ("linux", "~/Downloads/Godot_v4.6.3-stable_linux.x86_64/Godot_v4.6.3-stable_linux.x86_64",
      "download"),
@@ -150,7 +150,7 @@ def test_folders_moved_by_environment_variables_are_followed(tmp_path: Path, hom
                      "godot.windows.opt.tools.64.exe", "4.7.stable")
     roots = machine("win32", home, system, bin_dir, **{"ProgramFiles(x86)": str(tmp_path / "x86")})
     assert find_godot(roots=roots) == str(steam)
-    ours = stand_in(tmp_path / "cache" / "godot-bridge" / "bin" / "godot", "4.6.3.stable")
+    ours = stand_in(tmp_path / "cache" / "gdres" / "bin" / "godot", "4.6.3.stable")
     roots = machine("linux", home, system, bin_dir, XDG_CACHE_HOME=str(tmp_path / "cache"))
     assert find_godot(roots=roots) == str(ours)
     flatpak = stand_in(tmp_path / "data" / "flatpak" / "exports" / "bin" / "org.godotengine.Godot", "4.6.3.stable")
@@ -197,10 +197,10 @@ def test_a_folder_variable_that_is_relative_is_not_followed(tmp_path: Path, home
     # Taken against the current folder, it would let a project's folder hold the Godot that runs.
     here = tmp_path / "game"
     ran = tmp_path / "ran"
-    planted = [here / "rel" / "godot-bridge" / "bin" / "godot",
+    planted = [here / "rel" / "gdres" / "bin" / "godot",
                here / "rel" / "flatpak" / "exports" / "bin" / "org.godotengine.Godot",
                here / "rel" / "apps" / "godot" / "current" / "godot.console.exe",
-               here / "\\rel" / "godot-bridge" / "bin" / "godot"]  # on Linux, "\\rel" is a name
+               here / "\\rel" / "gdres" / "bin" / "godot"]  # on Linux, "\\rel" is a name
     for path in planted:
         stand_in(path, "4.6.3.stable")
         # Each says so when anything runs it (discovery asks a candidate its version).
@@ -309,9 +309,9 @@ def test_a_named_godot_that_is_unusable_is_an_error_naming_its_source(tmp_path: 
     old = stand_in(tmp_path / "old", "4.2.2.stable.official.x")
     roots = machine("linux", home, system, bin_dir, GODOT_BIN=str(old))
     with pytest.raises(EngineUnsupported, match=f"^GODOT_BIN names {old}, which is Godot 4.2.2.stable.official.x; "
-                                                r"godot-bridge needs Godot 4\.4 or newer$"):
+                                                r"gdres needs Godot 4\.4 or newer$"):
         find_godot(roots=roots)
-    assert survey(roots=roots).findings[0].reason == "not usable: older than Godot 4.4, which godot-bridge needs"
+    assert survey(roots=roots).findings[0].reason == "not usable: older than Godot 4.4, which gdres needs"
     broken = tmp_path / "broken"
     broken.write_text("#!/nonexistent/interpreter\n")
     broken.chmod(0o755)
@@ -339,7 +339,7 @@ def test_only_old_ones_found_is_unsupported_naming_one(home: Path, system: Path,
     old = stand_in(bin_dir / "godot", "3.5.3.stable")
     stand_in(home / "Downloads" / "Godot_v4.2-stable_linux.x86_64", "4.2.stable")
     with pytest.raises(EngineUnsupported, match=f"no supported Godot found: {old} is Godot 3.5.3.stable; "
-                                                r"godot-bridge needs Godot 4\.4 or newer \(godot-bridge doctor"):
+                                                r"gdres needs Godot 4\.4 or newer \(gdres doctor"):
         find_godot(roots=machine("linux", home, system, bin_dir))
 
 
@@ -359,11 +359,11 @@ def test_a_launcher_that_fails_says_how(home: Path, system: Path, bin_dir: Path)
 
 
 def doctor(home: Path, path: Path | str, *args: str, **environ: str) -> subprocess.CompletedProcess[str]:
-    """Run `python -m godot_bridge doctor ARGS` as a user whose home is `home` and whose PATH is `path`."""
+    """Run `python -m gdres doctor ARGS` as a user whose home is `home` and whose PATH is `path`."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("GODOT_BIN", "GODOT", "GODOT4") and not key.startswith("XDG_")}
     env.update(HOME=str(home), PATH=str(path), XDG_CACHE_HOME=str(home.parent / "cache"), **environ)
-    return subprocess.run([sys.executable, "-m", "godot_bridge", "doctor", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "gdres", "doctor", *args], capture_output=True, text=True,
                           env=env, timeout=120, cwd=REPO)
 
 

@@ -6,7 +6,7 @@ makes it larger than what is free), a resource is duplicated, and a scene is edi
 is either ok, with a file that loads and holds what was asked, or an error, with every old file
 byte for byte as it was and no temp file left.
 
-Mounting needs root. CI runs as root; elsewhere set GODOT_BRIDGE_NO_ROOT_TESTS=1 to skip these
+Mounting needs root. CI runs as root; elsewhere set GDRES_NO_ROOT_TESTS=1 to skip these
 tests knowingly (they fail otherwise, so that CI cannot skip them by accident).
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_bridge import Bridge
+from gdres import Bridge
 
 NAME = "n" * 10_000
 SCENE = ('[gd_scene format=3]\n\n[node name="Root" type="Node3D"]\n\n'
@@ -36,10 +36,10 @@ def disk(tmp_path: Path) -> Iterator[Path]:
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
     if done.returncode != 0:
-        if os.environ.get("GODOT_BRIDGE_NO_ROOT_TESTS") == "1":
-            pytest.skip("mounting a tmpfs needs root (GODOT_BRIDGE_NO_ROOT_TESTS=1)")
+        if os.environ.get("GDRES_NO_ROOT_TESTS") == "1":
+            pytest.skip("mounting a tmpfs needs root (GDRES_NO_ROOT_TESTS=1)")
         pytest.fail(f"mounting a tmpfs needs root: {done.stderr.decode().strip()} "
-                    "(set GODOT_BRIDGE_NO_ROOT_TESTS=1 to skip knowingly)")
+                    "(set GDRES_NO_ROOT_TESTS=1 to skip knowingly)")
     try:
         yield mount
     finally:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from godot_bridge import Bridge
+from gdres import Bridge
 from test_imports import style_box, textured  # noqa: F401  (the fixture)
 
 WRITES: dict[str, list[dict[str, Any]]] = {

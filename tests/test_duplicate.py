@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import file_uid, snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 SOURCE = "materials/layered.tres"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from godot_bridge import Bridge
-from godot_bridge.engine import wall
-from godot_bridge.engine.godot import parse_version, probe
-from godot_bridge.errors import EngineUnsupported
+from gdres import Bridge
+from gdres.engine import wall
+from gdres.engine.godot import parse_version, probe
+from gdres.errors import EngineUnsupported
 
 
 def fake_godot(folder: Path, version: str, name: str = "godot") -> Path:
@@ -91,7 +91,7 @@ def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_p
     assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.")
     assert lines[0].endswith(": supported, found by --godot")
     assert lines[-3] == (f"Project: {project}: a Godot project, not imported yet "
-                         "(a request imports the assets it needs; `godot-bridge import` imports all)")
+                         "(a request imports the assets it needs; `gdres import` imports all)")
     assert lines[-2].startswith("Wall:    up (Landlock" if wall.abi() else "Wall:    down")
     assert lines[-1] == "Ready."
     assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")
@@ -108,11 +108,11 @@ def test_a_project_that_turns_stderr_off_is_served(godot_bin: str, project: Path
 
 def test_doctor_checks_the_project_it_is_run_in(godot_bin: str, project: Path, tmp_path: Path) -> None:
     # Before, `doctor` with no argument checked no project, even run in one.
-    inside = subprocess.run([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "doctor", "--json"],
+    inside = subprocess.run([sys.executable, "-m", "gdres", "--godot", godot_bin, "doctor", "--json"],
                             capture_output=True, text=True, cwd=project, env={**os.environ, "PYTHONPATH": str(REPO)},
                             timeout=120)
     assert json.loads(inside.stdout)["project"] == {"path": str(project), "valid": True, "imported": False}
-    outside = subprocess.run([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "doctor", "--json"],
+    outside = subprocess.run([sys.executable, "-m", "gdres", "--godot", godot_bin, "doctor", "--json"],
                              capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
                              timeout=120)
     assert "project" not in json.loads(outside.stdout)  # not a project: nothing to check, and no error

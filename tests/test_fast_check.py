@@ -1,5 +1,5 @@
 """A request that arrives as text skips check_input's walk when its text shows none of what the walk
-refuses (godot_bridge/requests/request.py `_may_fail_check`). These hold the shortcut to the walk: any text gets the
+refuses (gdres/requests/request.py `_may_fail_check`). These hold the shortcut to the walk: any text gets the
 reply its decoded object gets, which always walks."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from godot_bridge.requests.request import MAX_DEPTH, Job, Roots, prepare
+from gdres.requests.request import MAX_DEPTH, Job, Roots, prepare
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ import psutil
 import pytest
 
 from conftest import run_cli
-from godot_bridge import Bridge
-from godot_bridge.engine.worker import Worker
-from godot_bridge.errors import EngineCrashed, Timeout
+from gdres import Bridge
+from gdres.engine.worker import Worker
+from gdres.errors import EngineCrashed, Timeout
 
 
 @pytest.fixture
@@ -221,9 +221,9 @@ class _DeadWorker:
 
 
 def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> None:
-    from godot_bridge.requests.request import Job, Roots, prepare
-    from godot_bridge.serving import locks
-    from godot_bridge.serving.slot import release_writes
+    from gdres.requests.request import Job, Roots, prepare
+    from gdres.serving import locks
+    from gdres.serving.slot import release_writes
 
     scene, shape = project / "scenes" / "level.tscn", project / "shapes" / "s.tres"
     job = prepare({"op": "shape_create", "project_path": str(project), "shape_type": "BoxShape3D",
@@ -245,7 +245,7 @@ def test_a_scene_edit_whose_engine_died_unanswered_is_undone(project: Path) -> N
 
 
 def test_restore_puts_back_what_it_can_and_never_raises(tmp_path: Path) -> None:
-    from godot_bridge.serving import locks
+    from gdres.serving import locks
 
     gone, kept = tmp_path / "gone" / "a.tres", tmp_path / "b.tres"
     gone.parent.mkdir()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, snapshot
-from godot_bridge import Bridge
-from godot_bridge.errors import InvalidRequest
-from godot_bridge.requests.models import parse_request
+from gdres import Bridge
+from gdres.errors import InvalidRequest
+from gdres.requests.models import parse_request
 
 LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
                "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")

@@ -1,4 +1,4 @@
-"""`godot-bridge batch --processes P`: one batch served by several bridge processes (godot_bridge/serving/fleet.py),
+"""`gdres batch --processes P`: one batch served by several bridge processes (gdres/serving/fleet.py),
 against the real engine: the replies are those of one process, in input order, and requests on one file,
 however it is named, keep their order across the processes."""
 
@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from conftest import REPO, cmdline, file_uid, run_cli, running
-from godot_bridge.serving import locks
+from gdres.serving import locks
 from test_batch import create, jsonl, read, replies
 
 
@@ -102,7 +102,7 @@ def test_a_process_that_dies_fails_only_what_it_had(godot_bin: str, project: Pat
     (project / "a").mkdir()
     for i in range(2000):
         (project / "a" / f".m{i}.tres.{ended}-7.tmp.tres").write_text("[gd_res")
-    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
+    command = [sys.executable, "-m", "gdres", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
                "--no-progress", "-"]
     bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert bridge.stdin is not None and bridge.stdout is not None
@@ -144,16 +144,16 @@ def _ended_pid() -> int:
     return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
 
 
-def test_the_processes_run_this_bridge_not_a_godot_bridge_folder_where_the_command_runs(
+def test_the_processes_run_this_bridge_not_a_gdres_folder_where_the_command_runs(
         godot_bin: str, project: Path, tmp_path: Path) -> None:
     """The processes of a batch start in the folder the command was given in (relative project paths are
-    taken from there); a `godot_bridge` folder there is not what they import."""
-    planted = tmp_path / "here" / "godot_bridge"
+    taken from there); a `gdres` folder there is not what they import."""
+    planted = tmp_path / "here" / "gdres"
     planted.mkdir(parents=True)
     marker = tmp_path / "planted-ran"
     (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     (planted / "__main__.py").write_text("raise SystemExit(2)\n")
-    command = Path(sys.executable).parent / "godot-bridge"
+    command = Path(sys.executable).parent / "gdres"
     done = subprocess.run([str(command), "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
                            "--no-progress", "-"], input=jsonl([create(project, f"m{i}.tres", 0.5) for i in range(20)]),
                           capture_output=True, text=True, cwd=tmp_path / "here", timeout=120)
@@ -177,7 +177,7 @@ def test_processes_that_cannot_be_are_a_usage_error(options: list[str], message:
 
 @pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_stops_every_process_and_leaves_whole_files(godot_bin: str, project: Path) -> None:
-    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
+    command = [sys.executable, "-m", "gdres", "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
                "--no-progress", "-"]
     bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
                               start_new_session=True)
@@ -211,7 +211,7 @@ def test_one_ctrl_c_stops_a_batch_whose_input_is_quiet(godot_bin: str, project: 
     named = source == "a named pipe"
     if named:
         os.mkfifo(fifo)
-    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "batch", "--jobs", processes,
+    command = [sys.executable, "-m", "gdres", "--godot", godot_bin, "batch", "--jobs", processes,
                "--processes", processes, "--no-progress", str(fifo) if named else "-"]
     bridge = subprocess.Popen(command, stdin=subprocess.DEVNULL if named else subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, cwd=REPO, start_new_session=True)
@@ -271,7 +271,7 @@ def test_a_reply_longer_than_a_pipe_read_comes_whole(godot_bin: str, project: Pa
 
 def test_a_part_that_writes_what_is_no_reply_is_ended(tmp_path: Path) -> None:
     """A transport fault (a part's stdout carries something else): its lines fail, nothing hangs or shifts."""
-    from godot_bridge.serving.fleet import Fleet
+    from gdres.serving.fleet import Fleet
 
     script = "import sys; print('chatter', flush=True); sys.stdin.read()"
     fleet = Fleet(lambda jobs: [sys.executable, "-c", script], [1, 1], str(tmp_path))
@@ -287,7 +287,7 @@ def test_a_pipe_is_served_line_by_line_even_beside_a_file_named_dash(godot_bin: 
                                                                      tmp_path: Path) -> None:
     """A client that waits for each reply before it sends the next line gets each reply."""
     (tmp_path / "-").write_text("")
-    start = f"import sys; sys.path[0] = {str(REPO)!r}; from godot_bridge.front.cli import entry; entry()"
+    start = f"import sys; sys.path[0] = {str(REPO)!r}; from gdres.front.cli import entry; entry()"
     command = [sys.executable, "-c", start, "--godot", godot_bin, "batch", "--jobs", "2", "--processes", "2",
                "--no-progress"]
     bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -307,7 +307,7 @@ def test_a_pipe_is_served_line_by_line_even_beside_a_file_named_dash(godot_bin: 
 
 def test_a_part_writing_windows_line_ends_gives_the_same_lines(tmp_path: Path) -> None:
     """A part on Windows writes its stdout in text mode (\\r\\n): the reply goes out as written, without the \\r."""
-    from godot_bridge.serving.fleet import Fleet
+    from gdres.serving.fleet import Fleet
 
     script = ("import sys\nfor line in sys.stdin:\n    sys.stdout.buffer.write(b'+{\"result\":\"ok\"}\\r\\n')\n"
               "    sys.stdout.flush()\n")
@@ -336,7 +336,7 @@ def test_only_temp_files_of_engines_that_ended_are_swept(tmp_path: Path) -> None
 
 def test_a_part_that_dies_owing_a_line_no_file_system_takes_fails_it(tmp_path: Path) -> None:
     """A part dies owing a line whose path holds a lone surrogate: the line fails, the batch ends (it hung)."""
-    from godot_bridge.serving.fleet import Fleet
+    from gdres.serving.fleet import Fleet
 
     script = "import sys; sys.stdin.buffer.readline()"
     fleet = Fleet(lambda jobs: [sys.executable, "-c", script], [1], str(tmp_path))

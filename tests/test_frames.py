@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from godot_bridge.engine.frames import PIECE, Garbled, ReplyScanner
+from gdres.engine.frames import PIECE, Garbled, ReplyScanner
 
 TOKEN = b"0123456789abcdef0123456789abcdef"
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from godot_bridge import Bridge
-from godot_bridge.errors import ERROR_CLASSES
-from godot_bridge.requests.models import SHAPE_TYPES, STYLE_TYPES
+from gdres import Bridge
+from gdres.errors import ERROR_CLASSES
+from gdres.requests.models import SHAPE_TYPES, STYLE_TYPES
 
 MATERIALS = ["StandardMaterial3D", "ORMMaterial3D", "ShaderMaterial", "CanvasItemMaterial",
              "ParticleProcessMaterial", "PhysicsMaterial", "FogMaterial", "ProceduralSkyMaterial"]

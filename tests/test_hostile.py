@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, run_cli
-from godot_bridge import Bridge
+from gdres import Bridge
 
 # Builds the request for a project path: a decoded JSON value, an object except where a case says not.
 Case = Callable[[str], object]

@@ -3,7 +3,7 @@
 Each case plants, in a copy of the fixture project laid out as git keeps it, a way the editor's import
 would run the project's code (a script that writes a marker file at an absolute path when its static
 initialiser runs) or open a file outside the project, then asks for an ordinary request or
-`godot-bridge import`. Before the shadow was built by construction, each of these ran the marker
+`gdres import`. Before the shadow was built by construction, each of these ran the marker
 script or opened the bait (issue 42). The wall is taken down for the marker cases, so that the
 construction alone is what keeps the code from running; the wall's own case runs with it up.
 """
@@ -60,7 +60,7 @@ def scene_import(params: str = "", extra: str = "") -> str:
 def hostile(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """The project with an unimported texture and glTF scene, a marker path outside it, and the
     scripts and resources a case points at. The wall is down: the construction stands alone."""
-    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
+    monkeypatch.setenv("GDRES_WALL", "off")
     marker = tmp_path / "MARKER"
     (project / "icons").mkdir()
     (project / "icons" / "red.png").write_bytes(png())
@@ -76,7 +76,7 @@ def hostile(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> d
 
 
 def import_all(project: Path, godot_bin: str, log: Path | None = None) -> dict[str, Any]:
-    """`godot-bridge import PROJECT`'s reply; with `log`, run under `strace -f` from outside the wall
+    """`gdres import PROJECT`'s reply; with `log`, run under `strace -f` from outside the wall
     (every process of the command traced: the bridge, the shadow's builder and the editor)."""
     if log is None:
         done = run_cli("import", str(project), "--no-progress", godot=godot_bin, timeout=200)
@@ -84,7 +84,7 @@ def import_all(project: Path, godot_bin: str, log: Path | None = None) -> dict[s
         strace = shutil.which("strace")
         assert strace, "the import's tests need strace (scripts/setup.sh installs it)"
         ran = subprocess.run([strace, "-f", "-qq", "-e", "trace=open,openat,openat2,creat", "-s", "4096",
-                              "-o", str(log), sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "import",
+                              "-o", str(log), sys.executable, "-m", "gdres", "--godot", godot_bin, "import",
                               str(project), "--no-progress"], capture_output=True, text=True, timeout=200, cwd=REPO)
         done = subprocess.CompletedProcess(ran.args, ran.returncode, ran.stdout, ran.stderr)
     assert "Traceback" not in done.stderr, done.stderr
@@ -232,8 +232,8 @@ def test_the_bridge_writes_no_artefact_through_a_link_the_project_planted_at_its
         project: Path, tmp_path: Path, godot_bin: str) -> None:
     # The artefacts were written to `.<name>.bridge-<pid>.tmp` (a name a project can plant as a link
     # for every pid) with a call that follows links: the bridge wrote outside the project.
-    from godot_bridge.engine import godot as engines
-    from godot_bridge.serving import imports
+    from gdres.engine import godot as engines
+    from gdres.serving import imports
 
     (project / "icons").mkdir()
     (project / "icons" / "red.png").write_bytes(png())
@@ -282,18 +282,18 @@ def test_an_asset_still_not_current_after_its_import_is_not_imported_again(
     assert reply["error"]["code"] == "not_imported", reply
     assert "res://icons/red.png" in reply["error"]["message"]
     # Before: both imported, then red.png alone again (the engine named another set of assets).
-    assert done.stderr.count("godot-bridge: importing the assets of") == 1, done.stderr
+    assert done.stderr.count("gdres: importing the assets of") == 1, done.stderr
 
 
 def test_the_import_gets_none_of_the_users_environment_but_what_a_process_needs(tmp_path: Path) -> None:
-    from godot_bridge.serving import imports
+    from gdres.serving import imports
 
-    os.environ["GODOT_BRIDGE_TEST_SECRET"] = "hunter2"
+    os.environ["GDRES_TEST_SECRET"] = "hunter2"
     try:
         env = imports._private_environment(tmp_path)
     finally:
-        del os.environ["GODOT_BRIDGE_TEST_SECRET"]
-    assert "GODOT_BRIDGE_TEST_SECRET" not in env
+        del os.environ["GDRES_TEST_SECRET"]
+    assert "GDRES_TEST_SECRET" not in env
     assert env["HOME"] == str(tmp_path)
     assert set(env) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "WINDIR", "TEMP", "TMP", "TMPDIR",
                         "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "APPDATA", "LOCALAPPDATA"}
@@ -336,7 +336,7 @@ func _initialize() -> void:
 
 def test_the_corpus_runs_nothing_and_opens_none_of_the_files_it_names(
         project: Path, tmp_path: Path, godot_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")  # the construction alone
+    monkeypatch.setenv("GDRES_WALL", "off")  # the construction alone
     marker = tmp_path / "MARKER"
     made = tmp_path / "made"
     made.mkdir()
@@ -450,7 +450,7 @@ def test_only_files_an_importer_reads_go_into_the_shadow(hostile: dict[str, Path
 ])
 def test_an_allow_scripts_request_imports_with_scripts_only_a_project_that_has_named_classes(
         tmp_path: Path, files: dict[str, str], needed: bool) -> None:
-    from godot_bridge.serving import imports
+    from gdres.serving import imports
 
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -460,7 +460,7 @@ def test_an_allow_scripts_request_imports_with_scripts_only_a_project_that_has_n
 
 @pytest.mark.unit
 def test_files_are_read_back_and_written_without_following_a_link_on_the_way(tmp_path: Path) -> None:
-    from godot_bridge.serving import nofollow
+    from gdres.serving import nofollow
 
     made, root, outside = tmp_path / "made", tmp_path / "root", tmp_path / "outside"
     for folder in (made / "real", root, outside):
@@ -488,7 +488,7 @@ def test_files_are_read_back_and_written_without_following_a_link_on_the_way(tmp
 def test_reading_back_neither_hangs_nor_holds_a_huge_file_nor_takes_a_path_for_a_name(tmp_path: Path) -> None:
     # A fourth red-team read: a FIFO among the artefacts held the bridge's open forever (and the
     # project's import lock with it), and a sparse file of a terabyte was read into memory.
-    from godot_bridge.serving import nofollow
+    from gdres.serving import nofollow
 
     made = tmp_path / "made"
     made.mkdir()

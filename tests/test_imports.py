@@ -22,12 +22,12 @@ import psutil
 import pytest
 
 from conftest import REPO, broken_scripts, cmdline, file_uid, fresh_clone, run_cli, running, snapshot, wait_for
-from godot_bridge import Bridge
-from godot_bridge.engine import wall
-from godot_bridge.engine.godot import Engine
-from godot_bridge.serving import imports, locks
+from gdres import Bridge
+from gdres.engine import wall
+from gdres.engine.godot import Engine
+from gdres.serving import imports, locks
 
-IMPORTING = "godot-bridge: importing the assets of"
+IMPORTING = "gdres: importing the assets of"
 
 
 def png(width: int = 4, height: int = 4) -> bytes:
@@ -79,7 +79,7 @@ def test_a_request_imports_only_the_assets_it_needs_announced_by_name_with_count
     textured: Path, godot_bin: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before: the whole project was imported (12 assets, "1 of 12" ... "12 of 12") for one texture.
-    monkeypatch.setattr("godot_bridge.serving.starter.IMPORT_PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr("gdres.serving.starter.IMPORT_PROGRESS_EVERY", 0.0)
     for i in range(11):
         (textured / "icons" / f"tile_{i}.png").write_bytes(png(8, 8))
     with Bridge(godot_bin) as bridge:
@@ -87,7 +87,7 @@ def test_a_request_imports_only_the_assets_it_needs_announced_by_name_with_count
     messages = [record.getMessage() for record in caplog.records]
     assert [m for m in messages if m.startswith(IMPORTING)] == [
         f"{IMPORTING} {textured} that the request needs (1, once): icons/red.png"]
-    steps = [m.removeprefix("godot-bridge: importing: ") for m in messages if m.startswith("godot-bridge: importing: ")]
+    steps = [m.removeprefix("gdres: importing: ") for m in messages if m.startswith("gdres: importing: ")]
     assert [step.split(" assets, ")[0] for step in steps] == ["1 of 1"]
     assert sorted(p.name for p in (textured / ".godot" / "imported").iterdir()
                   if p.suffix == ".md5") == [f"red.png-{md5_of('res://icons/red.png')}.md5"]
@@ -103,11 +103,11 @@ def test_a_bridge_imports_each_asset_once_when_a_request_first_needs_it(
         second = bridge.run({**style_box(textured, "ui/b.tres"), "properties": {"texture": "icons/blue.png"}})
         third = bridge.run(style_box(textured, "ui/c.tres"))
     assert (first["result"], second["result"], third["result"]) == ("ok", "ok", "ok")
-    messages = [record.getMessage() for record in caplog.records]  # the library logs them (logger "godot_bridge")
+    messages = [record.getMessage() for record in caplog.records]  # the library logs them (logger "gdres")
     assert [m for m in messages if m.startswith(IMPORTING)] == [
         f"{IMPORTING} {textured} that the request needs (1, once): icons/red.png",
         f"{IMPORTING} {textured} that the request needs (1, once): icons/blue.png"]
-    assert len([m for m in messages if m.startswith(f"godot-bridge: imported the assets of {textured} in ")]) == 2
+    assert len([m for m in messages if m.startswith(f"gdres: imported the assets of {textured} in ")]) == 2
 
 
 def test_import_checks_that_do_not_load_refuse_the_asset(
@@ -132,7 +132,7 @@ def test_no_import_answers_not_imported_and_changes_nothing(textured: Path, godo
     assert reply["error"]["code"] == "not_imported"
     assert reply["error"]["field"] == "properties"
     assert "res://icons/red.png" in reply["error"]["message"]
-    assert "run without it, or run `godot-bridge import` once" in reply["error"]["message"]
+    assert "run without it, or run `gdres import` once" in reply["error"]["message"]
     assert IMPORTING not in done.stderr
     assert snapshot(textured) == before
 
@@ -305,7 +305,7 @@ def test_the_import_runs_none_of_the_projects_code(clone: Path, godot_bin: str, 
 @pytest.mark.timeout(300)
 def test_two_processes_meeting_an_unimported_project_import_it_once(clone: Path, godot_bin: str) -> None:
     request = json.dumps({"op": "resource_read", "project_path": str(clone), "resource_path": "textured.tres"})
-    runs = [subprocess.Popen([sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "run", request],
+    runs = [subprocess.Popen([sys.executable, "-m", "gdres", "--godot", godot_bin, "run", request],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO) for _ in range(2)]
     outputs = [run.communicate(timeout=240) for run in runs]
     assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"], outputs
@@ -353,14 +353,14 @@ def test_requests_on_another_worker_are_not_timed_out_by_an_import_longer_than_t
     with Bridge(godot_bin, jobs=2, timeout=1.0) as bridge:
         replies = list(bridge.batch([*materials[:150], style_box(textured), *materials[150:]]))
     (took,) = [float(m.rsplit(" in ", 1)[1].removesuffix(" s")) for m in (r.getMessage() for r in caplog.records)
-               if m.startswith("godot-bridge: imported the assets of")]
+               if m.startswith("gdres: imported the assets of")]
     assert took > 1.0  # longer than the requests' deadline
     assert [reply["error"] for reply in replies if reply["result"] != "ok"] == []
 
 
 def test_an_import_waiting_for_another_import_past_its_deadline_says_so(project: Path) -> None:
     # The import lock's wait ended with the message of a rewrite's lock: "... stayed locked by
-    # another godot-bridge request (one rewriting it, or a file that shares its lock file)".
+    # another gdres request (one rewriting it, or a file that shares its lock file)".
     root = project.resolve()
     other = locks.hold_import(root, time.monotonic() + 5)  # as another process importing it would
     try:
@@ -368,7 +368,7 @@ def test_an_import_waiting_for_another_import_past_its_deadline_says_so(project:
                                          0.2, imports.stamp(root), lambda assets: None, lambda done, total: None)
     finally:
         other.release()
-    assert outcome.failure == (f"another godot-bridge process importing {root} held the import lock until the "
+    assert outcome.failure == (f"another gdres process importing {root} held the import lock until the "
                                "deadline passed")
 
 
@@ -384,7 +384,7 @@ def test_a_ctrl_c_during_an_import_ends_the_command_at_once_and_changes_nothing(
     for i in range(800):
         (textured / "icons" / f"tile_{i}.png").write_bytes(png(16, 16))
     before = snapshot(textured)
-    command = [sys.executable, "-m", "godot_bridge", "--godot", godot_bin, "run", json.dumps(style_box(textured))]
+    command = [sys.executable, "-m", "gdres", "--godot", godot_bin, "run", json.dumps(style_box(textured))]
     bridge = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
                               start_new_session=True)
     assert bridge.stderr is not None
@@ -530,8 +530,8 @@ def test_the_import_command_imports_every_asset_not_yet_imported_with_counts_tha
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"op": "import", "project_path": str(textured), "imported": 3, "refused": {},
                                        "result": "ok"}
-    assert "godot-bridge: importing 3 asset(s)" in done.stderr
-    assert ("3/3" if bar else "godot-bridge: importing: 3 of 3 assets") in done.stderr, done.stderr
+    assert "gdres: importing 3 asset(s)" in done.stderr
+    assert ("3/3" if bar else "gdres: importing: 3 of 3 assets") in done.stderr, done.stderr
     again = run_cli("import", str(textured), "--no-progress", godot=godot_bin)
     assert json.loads(again.stdout)["imported"] == 0  # each is current now: nothing to do
     with Bridge(godot_bin, auto_import=False) as bridge:

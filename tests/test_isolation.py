@@ -4,7 +4,7 @@ A project can make the engine run its code at start-up in several ways: an autol
 font or audio bus layout (each loaded at start, each may carry a script), a project.binary beside
 project.godot (read before it), a script class cache whose values are loaded, and GDExtension
 libraries listed in .godot/extension_list.cfg (native code). The workers start with the bridge's own
-settings pack (godot_bridge/engine/godot.py settings_pack), so a request on such a project leaves no marker.
+settings pack (gdres/engine/godot.py settings_pack), so a request on such a project leaves no marker.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_bridge import Bridge
+from gdres import Bridge
 from hostile_corpus import gd_source, quoted
 
 EXTENSION = """#include <stdio.h>

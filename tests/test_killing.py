@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from conftest import engine_processes
-from godot_bridge import Bridge
-from godot_bridge.engine.process import EngineProcess
-from godot_bridge.front import warm
+from gdres import Bridge
+from gdres.engine.process import EngineProcess
+from gdres.front import warm
 
 KILLS = 55
 TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "godot_bridge"
+PACKAGE = Path(__file__).resolve().parent.parent / "gdres"
 
 FOLDERS = {"": 0, "engine": 1, "requests": 1, "serving": 2, "front": 3}
 """A module may import modules of a lower folder; engine/ and requests/ stand side by side."""
@@ -43,8 +43,8 @@ def name_of(module: Path) -> str:
 def imports_of(module: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(module.read_text(), str(module))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("godot_bridge"):
-            base = node.module.removeprefix("godot_bridge").lstrip(".").replace(".", "/")
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gdres"):
+            base = node.module.removeprefix("gdres").lstrip(".").replace(".", "/")
             for alias in node.names:
                 joined = f"{base}/{alias.name}".lstrip("/")
                 found.add(joined if joined in LAYERS else base or "__init__")

@@ -25,11 +25,11 @@ def check(*argv: str, timeout: float = 100) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_mypy_strict_is_clean() -> None:
-    check("mypy", timeout=280)  # godot_bridge, tests and scripts: the files named in [tool.mypy]
+    check("mypy", timeout=280)  # gdres, tests and scripts: the files named in [tool.mypy]
 
 
 def test_ruff_is_clean() -> None:
-    check("ruff", "check", "--output-format", "concise", "godot_bridge", "tests", "scripts")
+    check("ruff", "check", "--output-format", "concise", "gdres", "tests", "scripts")
 
 
 def test_gdlint_is_clean() -> None:

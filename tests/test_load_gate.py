@@ -18,10 +18,10 @@ import pytest
 
 import hostile_corpus as corpus
 from conftest import broken_scripts, changed_scripts, run_cli
-from godot_bridge import Bridge
-from godot_bridge.engine import godot as engines
-from godot_bridge.engine import wall
-from godot_bridge.engine.worker import Worker
+from gdres import Bridge
+from gdres.engine import godot as engines
+from gdres.engine import wall
+from gdres.engine.worker import Worker
 from opened import Watched, opened, traced_godot
 
 
@@ -506,7 +506,7 @@ def test_behind_the_wall_no_abstract_socket_or_signal_reaches_out(tmp_path: Path
     import os
     import sys
 
-    name = f"godot-bridge-test-{os.getpid()}"
+    name = f"gdres-test-{os.getpid()}"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(f"\0{name}")
     listener.listen(1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_bridge import Bridge
+from gdres import Bridge
 
 UID = re.compile(r'^\[gd_resource [^\n]*uid="(uid://[a-z0-9]+)"', re.M)
 

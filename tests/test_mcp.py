@@ -1,4 +1,4 @@
-"""`godot-bridge mcp` driven by the MCP SDK's own stdio client, against the real engine."""
+"""`gdres mcp` driven by the MCP SDK's own stdio client, against the real engine."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
 from conftest import REPO, cmdline, file_uid, snapshot
-from godot_bridge.requests.models import REQUEST_MODELS, Request
+from gdres.requests.models import REQUEST_MODELS, Request
 
 T = TypeVar("T")
 Scenario = Callable[[ClientSession], Awaitable[T]]
@@ -67,9 +67,9 @@ def server_environment(godot: str) -> dict[str, str]:
 
 
 def drive(godot: str, scenario: Scenario[T], *args: str, errlog: Path | None = None) -> T:
-    """Start `python -m godot_bridge mcp ARGS`, connect the SDK's stdio client, and run `scenario`."""
+    """Start `python -m gdres mcp ARGS`, connect the SDK's stdio client, and run `scenario`."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "godot_bridge", "mcp", *args], env=server_environment(godot), cwd=REPO
+        command=sys.executable, args=["-m", "gdres", "mcp", *args], env=server_environment(godot), cwd=REPO
     )
 
     async def main(log: TextIO) -> T:
@@ -378,7 +378,7 @@ def test_bad_project_option_is_a_usage_error(tmp_path: Path) -> None:
     done = run_cli("mcp", "--project", str(tmp_path / "missing"))
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.startswith("godot-bridge: --project:") and "Traceback" not in done.stderr
+    assert done.stderr.startswith("gdres: --project:") and "Traceback" not in done.stderr
 
 
 def scripted_resource(project: Path, name: str, init: str) -> str:
@@ -411,7 +411,7 @@ def test_stdout_carries_protocol_messages_only(godot_bin: str, project: Path, tm
     ]
     errlog = tmp_path / "stderr.txt"
     server = subprocess.Popen(
-        [sys.executable, "-m", "godot_bridge", "mcp", "--verbose", "--project", str(project), "--allow-scripts"],
+        [sys.executable, "-m", "gdres", "mcp", "--verbose", "--project", str(project), "--allow-scripts"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.open("wb"), cwd=REPO,
         env={**os.environ, "GODOT_BIN": godot_bin},
     )
@@ -477,15 +477,15 @@ def test_server_replaces_an_engine_that_runs_past_the_timeout(godot_bin: str, pr
 
 
 def test_a_missing_godot_is_said_on_stderr_at_start(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "godot_bridge", "mcp"], input=b"", capture_output=True, timeout=60,
+    done = subprocess.run([sys.executable, "-m", "gdres", "mcp"], input=b"", capture_output=True, timeout=60,
                           cwd=REPO, env={**os.environ, "GODOT_BIN": str(tmp_path / "no-godot"),
                                          "XDG_CACHE_HOME": str(tmp_path)})
-    assert b"godot-bridge mcp: GODOT_BIN names" in done.stderr
+    assert b"gdres mcp: GODOT_BIN names" in done.stderr
     assert b"every tool call will answer engine_not_found" in done.stderr
 
 
 def test_project_dot_is_the_folder_the_client_starts_the_server_in(godot_bin: str, project: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "godot_bridge", "mcp", "--project", "."],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gdres", "mcp", "--project", "."],
                                    env={**server_environment(godot_bin), "PYTHONPATH": str(REPO)}, cwd=str(project))
 
     async def main() -> types.CallToolResult:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_bridge import Bridge
+from gdres import Bridge
 
 _SPEC = importlib.util.spec_from_file_location("memory_soak",
                                                Path(__file__).parent.parent / "scripts" / "memory_soak.py")

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from godot_bridge.errors import BridgeError, InvalidRequest, InvalidType
-from godot_bridge.requests.models import MaterialCreate, ResourceRead, ShapeCreate, parse_request
+from gdres.errors import BridgeError, InvalidRequest, InvalidType
+from gdres.requests.models import MaterialCreate, ResourceRead, ShapeCreate, parse_request
 
 BASE = {"project_path": "/p"}
 

@@ -1,6 +1,6 @@
 """One table of paths, each run as a request member and as a property value that names a file.
 
-Request members are confined in Python (godot_bridge/requests/paths.py) before a request reaches the
+Request members are confined in Python (gdres/requests/paths.py) before a request reaches the
 engine; property values that name a file are confined in the engine (gdscript/safety/paths.gd). Both
 must refuse the same paths with the same codes: three request members (read, copy from, save to) and
 four value uses (a property of a new material, of a resource embedded in a new resource, a
@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from conftest import engine_confine
-from godot_bridge import Bridge
-from godot_bridge.requests.request import Job, Roots, prepare
+from gdres import Bridge
+from gdres.requests.request import Job, Roots, prepare
 
 MATERIAL = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "%s"\n'
 
@@ -157,7 +157,7 @@ ROWS = [
     Row("a\tb.tres", INVALID, "a tab"),
     Row("a\x7fb.tres", INVALID, "DEL"),
     Row("a\0b.tres", INVALID, "NUL; in a value, invalid_value: the bridge refuses a NUL in any property value "
-        "before it looks at what the value means (godot_bridge/front/api.py check_input), as no Godot string holds one",
+        "before it looks at what the value means (gdres/front/api.py check_input), as no Godot string holds one",
         value_code="invalid_value"),
     # Longer than the system allows.
     Row("x" * 256 + ".tres", INVALID, "a name over 255 bytes"),

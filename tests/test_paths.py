@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 
 def create(bridge: Bridge, project: Path | str, path: str, **extra: object) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Paths on every file system, as pure functions: the forms that Windows, macOS or a file system that
-ignores case would read as another file, or could not hold, are refused alike by godot_bridge/requests/paths.py and
+ignores case would read as another file, or could not hold, are refused alike by gdres/requests/paths.py and
 by the engine (gdscript/safety/paths.gd), on every system.
 
 Each row is a path as a request would write it, and the code both sides give it without looking at
-the disk: godot_bridge/requests/paths.py normalise() then is_engine_file(), and the engine's confine() in an empty
+the disk: gdres/requests/paths.py normalise() then is_engine_file(), and the engine's confine() in an empty
 project (where nothing a row names exists, so only how it is written counts). The rules are the same
 on every system, so there is no flavour to choose: what differs between file systems is only which
 stored name a path opens, which tests/test_casefold.py shows on a real case-insensitive mount.
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import engine_confine
-from godot_bridge.errors import BridgeError
-from godot_bridge.requests import paths
+from gdres.errors import BridgeError
+from gdres.requests import paths
 
 OK, INVALID, OUTSIDE = "ok", "invalid_path", "path_outside_project"
 

@@ -1,4 +1,4 @@
-"""The platform seam (godot_bridge/engine/platform.py) forced both ways on this machine, with real engine requests
+"""The platform seam (gdres/engine/platform.py) forced both ways on this machine, with real engine requests
 through each, and no system-specific process call anywhere else in bridge/.
 
 The Windows branch runs here with a stand-in for the five kernel32 calls of a Job Object (Linux's
@@ -21,10 +21,10 @@ from typing import Any
 import psutil
 import pytest
 
-from godot_bridge import Bridge
-from godot_bridge.engine import platform
+from gdres import Bridge
+from gdres.engine import platform
 
-PACKAGE = Path(__file__).resolve().parent.parent / "godot_bridge"
+PACKAGE = Path(__file__).resolve().parent.parent / "gdres"
 
 
 class FakeKernel32:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from godot_bridge.serving.pool import WINDOW, Pool
-from godot_bridge.serving.starter import Settings
+from gdres.serving.pool import WINDOW, Pool
+from gdres.serving.starter import Settings
 
 
 def request(project: Path, i: int, kind: str = "ok") -> dict[str, Any]:

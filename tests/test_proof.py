@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 
 def create(bridge: Bridge, project: Path, resource_type: str, properties: dict[str, object]) -> dict[str, object]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conftest import snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 MARKS = ("values/scripted/loaded.txt", "values/scripted/created.txt")
 

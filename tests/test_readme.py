@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from godot_bridge import Bridge
+from gdres import Bridge
 
 BLOCK = re.compile(r"```json\n(.*?)```", re.S)
 
@@ -26,7 +26,7 @@ def examples() -> list[tuple[dict[str, Any], dict[str, Any]]]:
 
 
 def test_the_readme_has_an_example_of_every_operation() -> None:
-    from godot_bridge.requests.models import OPERATIONS
+    from gdres.requests.models import OPERATIONS
 
     assert {request["op"] for request, _ in examples()} == set(OPERATIONS)
 

@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 
 from conftest import REPO, fresh_clone, run_cli, snapshot
-from godot_bridge import Bridge
-from godot_bridge.serving.starter import IMPORTS_BEFORE_ALL
+from gdres import Bridge
+from gdres.serving.starter import IMPORTS_BEFORE_ALL
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
 
 BUILD = REPO / "tests" / "corpus" / "build.gd"
 ORACLE = REPO / "tests" / "corpus" / "oracle.gd"
-IMPORTING = "godot-bridge: importing the assets of"
+IMPORTING = "gdres: importing the assets of"
 MANY = 50
 
 

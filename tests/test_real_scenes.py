@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, fresh_clone
-from godot_bridge import Bridge
+from gdres import Bridge
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
 

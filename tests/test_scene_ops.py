@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import changed_scripts, snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 from test_scenes import MARKERS, SCENE, changed_lines
 
 pytestmark = pytest.mark.engine

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import file_uid, snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 SCENE = "scenes/level.tscn"
 MARKERS = ("scenes/static_ran.txt", "scenes/init_ran.txt")

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hostile_corpus as corpus
-from godot_bridge import Bridge
+from gdres import Bridge
 
 TEXT = corpus.text_cases()
 READABLE = (".tres", ".res", ".tscn", ".scn")

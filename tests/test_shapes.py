@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import file_uid, run_cli, snapshot
-from godot_bridge import Bridge
-from godot_bridge.requests.models import SHAPE_TYPES
+from gdres import Bridge
+from gdres.requests.models import SHAPE_TYPES
 
 # Non-default values for every listed class, in the JSON forms decisions.md §4 accepts.
 SHAPES: dict[str, dict[str, Any]] = {

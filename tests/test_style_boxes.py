@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import file_uid, snapshot
-from godot_bridge import Bridge
-from godot_bridge.requests.models import STYLE_TYPES
+from gdres import Bridge
+from gdres.requests.models import STYLE_TYPES
 
 MARGIN = {"content_margin_top": 7}
 

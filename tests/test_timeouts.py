@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from conftest import engine_processes, run_cli
-from godot_bridge import Bridge
+from gdres import Bridge
 
 SCRIPTS = {
     # Loading a resource runs its script's _init: these never end, or flood one stream.

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import file_uid, run_cli, snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 
 def read(bridge: Bridge, project: Path, path: str, **extra: object) -> dict[str, Any]:

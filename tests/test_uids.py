@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, file_uid, fresh_clone, snapshot
-from godot_bridge import Bridge
-from godot_bridge.engine import wall
-from godot_bridge.requests import uids
+from gdres import Bridge
+from gdres.engine import wall
+from gdres.requests import uids
 from test_imports import png
 
 SHAPED_SCENE = ('[gd_scene format=3 uid="uid://bshapedscene1"]\n\n'

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import snapshot
-from godot_bridge import Bridge
+from gdres import Bridge
 
 TWENTY: dict[str, Any] = {
     "next_pass": "materials/base.tres",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from godot_bridge import errors
-from godot_bridge.scripts import gdscript_dir
-from godot_bridge.serving import locks
+from gdres import errors
+from gdres.scripts import gdscript_dir
+from gdres.serving import locks
 
 
 def test_the_engine_side_declares_exactly_the_engine_codes() -> None:
@@ -45,8 +45,8 @@ def test_a_lock_folder_that_cannot_be_made_is_a_save_failed_error(tmp_path: Path
 
 def test_an_error_reply_echoes_every_member_that_names_a_file_or_node_of_any_model() -> None:
     # ECHOED_PATHS serves requests that could not be parsed, so it cannot ask their model.
-    from godot_bridge.requests.models import REQUEST_MODELS
-    from godot_bridge.requests.request import ECHOED_PATHS
+    from gdres.requests.models import REQUEST_MODELS
+    from gdres.requests.request import ECHOED_PATHS
 
     named = {"node_path", "parent_path"}
     for model in REQUEST_MODELS.values():
@@ -56,13 +56,13 @@ def test_an_error_reply_echoes_every_member_that_names_a_file_or_node_of_any_mod
 
 
 def test_every_operation_has_its_script_and_every_script_an_operation() -> None:
-    from godot_bridge.requests.models import OPERATIONS
+    from gdres.requests.models import OPERATIONS
 
     assert {script.stem for script in (gdscript_dir() / "ops").glob("*.gd")} == set(OPERATIONS)
 
 
 def test_the_godot_3_names_are_one_table_that_both_sides_read() -> None:
-    from godot_bridge.scripts import godot3_names
+    from gdres.scripts import godot3_names
 
     renamed = godot3_names()["classes"]
     assert renamed["SpatialMaterial"] == "StandardMaterial3D" and renamed["BoxShape"] == "BoxShape3D"

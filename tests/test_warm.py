@@ -39,7 +39,7 @@ def hosts(cache: Path) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         try:
-            if "godot_bridge.front.warm" in (process.info["cmdline"] or []) and str(cache) in process.cwd():
+            if "gdres.front.warm" in (process.info["cmdline"] or []) and str(cache) in process.cwd():
                 found.append(process)
         except psutil.Error:
             pass  # gone meanwhile
@@ -69,7 +69,7 @@ def cache(monkeypatch: pytest.MonkeyPatch, godot_bin: str) -> Iterator[Path]:
 def warm(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     if cwd == REPO:
         return run_cli("run", "--warm", *args)
-    done = subprocess.run([sys.executable, "-m", "godot_bridge", "run", "--warm", *args], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "gdres", "run", "--warm", *args], capture_output=True,
                           text=True, timeout=120, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)})
     return done
 
@@ -78,7 +78,7 @@ def test_a_warm_run_loads_only_the_command_line_and_a_socket(project: Path, cach
     """A warm run's own process loads none of the request models, the serving machinery or the
     engine's modules, nor typing and pathlib (~10 ms of a warm run's ~60): the host has them."""
     assert warm(material(project)).returncode == 0  # the host is up
-    code = ("import sys; from godot_bridge.front.cli import main; status = main(['run', '--warm', sys.argv[1]]); "
+    code = ("import sys; from gdres.front.cli import main; status = main(['run', '--warm', sys.argv[1]]); "
             "sys.stderr.write(' '.join(sys.modules)); sys.exit(status)")
     done = subprocess.run([sys.executable, "-c", code, material(project, "materials/second.tres")],
                           capture_output=True, text=True, timeout=120, cwd=REPO)
@@ -86,9 +86,9 @@ def test_a_warm_run_loads_only_the_command_line_and_a_socket(project: Path, cach
     assert json.loads(done.stdout)["result"] == "ok"
     assert (project / "materials" / "second.tres").is_file()
     loaded = set(done.stderr.split())
-    assert loaded.isdisjoint({"typing", "pathlib", "subprocess", "pydantic", "filelock", "godot_bridge.front.api",
-                              "godot_bridge.requests.models", "godot_bridge.serving.pool",
-                              "godot_bridge.engine.worker"}), loaded
+    assert loaded.isdisjoint({"typing", "pathlib", "subprocess", "pydantic", "filelock", "gdres.front.api",
+                              "gdres.requests.models", "gdres.serving.pool",
+                              "gdres.engine.worker"}), loaded
 
 
 def test_second_run_is_served_by_the_first_runs_engine(project: Path, cache: Path) -> None:
@@ -144,7 +144,7 @@ def test_each_project_and_each_setting_has_its_own_host(project: Path, cache: Pa
     assert warm(material(project)).returncode == 0
     assert warm(material(other)).returncode == 0
     assert run_cli("--timeout", "30", "run", "--warm", material(project)).returncode == 0
-    monkeypatch.setenv("GODOT_BRIDGE_WALL", "off")
+    monkeypatch.setenv("GDRES_WALL", "off")
     assert warm(material(project)).returncode == 0
     assert len(hosts(cache)) == 4
     assert (other / "materials/warm.tres").is_file()
@@ -152,14 +152,14 @@ def test_each_project_and_each_setting_has_its_own_host(project: Path, cache: Pa
 
 def test_the_host_ends_once_idle_and_leaves_nothing(project: Path, cache: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GODOT_BRIDGE_WARM_IDLE", "1")
+    monkeypatch.setenv("GDRES_WARM_IDLE", "1")
     assert warm(material(project)).returncode == 0
     (host,) = hosts(cache)
     engines = engines_of(host)
     host.wait(timeout=20)
     assert not any(running(pid) for pid in engines)
-    assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
-    assert not list((cache / "godot-bridge" / "hosts").glob("*.log"))
+    assert not list((cache / "gdres" / "hosts").glob("*.sock"))
+    assert not list((cache / "gdres" / "hosts").glob("*.log"))
 
 
 def test_a_killed_host_is_replaced(project: Path, cache: Path) -> None:
@@ -168,7 +168,7 @@ def test_a_killed_host_is_replaced(project: Path, cache: Path) -> None:
     for process in [*host.children(recursive=True), host]:
         process.send_signal(signal.SIGKILL)
     host.wait(timeout=10)
-    assert list((cache / "godot-bridge" / "hosts").glob("*.sock")), "the dead host's socket stays behind"
+    assert list((cache / "gdres" / "hosts").glob("*.sock")), "the dead host's socket stays behind"
     done = warm(material(project, "materials/again.tres"))
     assert done.returncode == 0, done.stderr
     assert (project / "materials/again.tres").is_file()
@@ -177,7 +177,7 @@ def test_a_killed_host_is_replaced(project: Path, cache: Path) -> None:
 
 
 def test_no_host_in_a_folder_others_may_open_or_change(project: Path, cache: Path) -> None:
-    folder = cache / "godot-bridge" / "hosts"
+    folder = cache / "gdres" / "hosts"
     folder.mkdir(parents=True)
     folder.chmod(0o755)
     done = warm(material(project))
@@ -186,7 +186,7 @@ def test_no_host_in_a_folder_others_may_open_or_change(project: Path, cache: Pat
     assert hosts(cache) == [] and list(folder.iterdir()) == []
     # A folder above it that others may write in: they could put another folder in its place.
     folder.chmod(0o700)
-    (cache / "godot-bridge").chmod(0o777)
+    (cache / "gdres").chmod(0o777)
     done = warm(material(project))
     assert done.returncode == 0 and json.loads(done.stdout)["result"] == "ok"
     assert "is a folder another user may change" in done.stderr
@@ -195,7 +195,7 @@ def test_no_host_in_a_folder_others_may_open_or_change(project: Path, cache: Pat
 
 def test_the_socket_is_only_its_users(project: Path, cache: Path) -> None:
     assert warm(material(project)).returncode == 0
-    folder = cache / "godot-bridge" / "hosts"
+    folder = cache / "gdres" / "hosts"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     (address,) = folder.glob("*.sock")
     assert stat.S_IMODE(address.stat().st_mode) & 0o077 == 0
@@ -214,7 +214,7 @@ def test_the_socket_is_only_its_users(project: Path, cache: Path) -> None:
 
 def test_a_host_answers_only_requests_with_its_settings(project: Path, cache: Path) -> None:
     assert warm(material(project)).returncode == 0
-    (address,) = (cache / "godot-bridge" / "hosts").glob("*.sock")
+    (address,) = (cache / "gdres" / "hosts").glob("*.sock")
     before = snapshot(project)
     assert ask(address, {"key": "another", "cwd": str(project), "request": material(project, "sneaked.tres")}) \
         == {"host": "other"}
@@ -224,10 +224,10 @@ def test_a_host_answers_only_requests_with_its_settings(project: Path, cache: Pa
 def test_a_host_serves_its_own_project_only(project: Path, cache: Path, tmp_path: Path) -> None:
     """A message with the host's key (so from this user, with its settings) naming another project is
     not served there; the same message naming the host's project is."""
-    from godot_bridge.front import warm as warm_module
+    from gdres.front import warm as warm_module
 
     assert warm(material(project)).returncode == 0
-    (address,) = (cache / "godot-bridge" / "hosts").glob("*.sock")
+    (address,) = (cache / "gdres" / "hosts").glob("*.sock")
     (host,) = hosts(cache)
     assert not any(str(cache) in part or "PATH" in part for part in host.cmdline())  # no settings in `ps`
     key = json.dumps(warm_module._settings(str(project.resolve()), None, 60.0, True, str(REPO)), sort_keys=True)
@@ -261,10 +261,10 @@ def ask(address: Path, message: dict[str, object]) -> dict[str, object]:
 def test_no_python_file_of_the_project_runs_in_the_host(project: Path, cache: Path) -> None:
     """The host is a Python process: a module in the project named like one it imports must not be
     imported in its place (`python -m` puts the folder it starts in first on sys.path)."""
-    for module in ("socket", "json", "zlib", "pydantic", "filelock", "logging", "godot_bridge"):
+    for module in ("socket", "json", "zlib", "pydantic", "filelock", "logging", "gdres"):
         marker = project / f"ran_{module}"
         code = f"open({str(marker)!r}, 'w').close()\n"
-        if module == "godot_bridge":
+        if module == "gdres":
             (project / module).mkdir()
             (project / module / "__init__.py").write_text(code)
         else:
@@ -302,12 +302,12 @@ def test_the_runtime_folder_holds_the_sockets_where_there_is_one(project: Path, 
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     assert warm(material(project)).returncode == 0
-    assert list((runtime / "godot-bridge").glob("*.sock"))
-    assert not (cache / "godot-bridge" / "hosts").exists()
+    assert list((runtime / "gdres").glob("*.sock"))
+    assert not (cache / "gdres" / "hosts").exists()
 
 
 def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> None:
-    from godot_bridge import warm_run
+    from gdres import warm_run
 
     assert warm(material(project)).returncode == 0
     (host,) = hosts(cache)
@@ -318,7 +318,7 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     (project / "sub").mkdir()
     reply = warm_run(material("..", "materials/api2.tres"), relative_to=str(project / "sub"), timeout=30)
     assert reply["result"] == "ok" and (project / "materials/api2.tres").is_file()
-    assert not [child for child in psutil.Process().children() if "godot_bridge.front.warm" in cmdline(child)]
+    assert not [child for child in psutil.Process().children() if "gdres.front.warm" in cmdline(child)]
     reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
 
@@ -335,10 +335,10 @@ def test_a_relative_cache_folder_is_ignored_as_xdg_asks(project: Path, cache: Pa
     here.mkdir()
     assert warm(material(project), cwd=here).returncode == 0
     assert list(here.iterdir()) == []
-    assert list((home / ".cache" / "godot-bridge" / "hosts").glob("*.sock"))
+    assert list((home / ".cache" / "gdres" / "hosts").glob("*.sock"))
     gone = tmp_path / "gone"
     gone.mkdir()
-    code = ("import os, sys; from godot_bridge import warm_run; os.chdir(sys.argv[2]); os.rmdir(sys.argv[2]); "
+    code = ("import os, sys; from gdres import warm_run; os.chdir(sys.argv[2]); os.rmdir(sys.argv[2]); "
             "print(warm_run(sys.argv[1], relative_to=sys.argv[3])['result'])")
     done = subprocess.run([sys.executable, "-c", code, material(project, "materials/gone.tres"), str(gone),
                            str(project)], capture_output=True, text=True, timeout=120,
@@ -370,7 +370,7 @@ def test_a_shared_umask_still_makes_private_folders(project: Path, cache: Path) 
     finally:
         os.umask(old)
     assert done.returncode == 0 and "served without a warm host" not in done.stderr, done.stderr
-    assert stat.S_IMODE((cache / "godot-bridge").stat().st_mode) == 0o700
+    assert stat.S_IMODE((cache / "gdres").stat().st_mode) == 0o700
     assert hosts(cache)
 
 
@@ -380,8 +380,8 @@ def test_sigterm_ends_the_host_and_its_engine(project: Path, cache: Path) -> Non
     engines = engines_of(host)
     host.terminate()
     host.wait(timeout=20)
-    assert not list((cache / "godot-bridge" / "hosts").glob("*.sock"))
-    assert not list((cache / "godot-bridge" / "hosts").glob("*.token"))
+    assert not list((cache / "gdres" / "hosts").glob("*.sock"))
+    assert not list((cache / "gdres" / "hosts").glob("*.token"))
     assert not any(running(pid) for pid in engines)
 
 
@@ -402,7 +402,7 @@ def test_what_the_bridge_says_while_serving_a_warm_run_reaches_that_runs_stderr(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "ok"
     assert done.stderr.count(f"{IMPORTING} {project}") == 1, done.stderr
-    assert f"godot-bridge: imported the assets of {project} in " in done.stderr
+    assert f"gdres: imported the assets of {project} in " in done.stderr
     again = warm(json.dumps({**json.loads(textured(project)), "resource_path": "ui/again.tres"}))
     assert again.returncode == 0 and IMPORTING not in again.stderr
 
@@ -411,12 +411,12 @@ def test_what_the_bridge_says_while_serving_a_warm_run_reaches_that_runs_stderr(
 def test_warm_run_in_python_logs_what_the_bridge_says_while_serving_it(
     project: Path, cache: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from godot_bridge import warm_run
+    from gdres import warm_run
 
     assert warm_run(json.loads(material(project)))["result"] == "ok"
     caplog.clear()
     assert warm_run(textured(project))["result"] == "ok"
-    messages = [record.getMessage() for record in caplog.records if record.name == "godot_bridge"]
+    messages = [record.getMessage() for record in caplog.records if record.name == "gdres"]
     announced = f"{IMPORTING} {project} that the request needs (1, once): icons/red.png"
     assert [m for m in messages if m.startswith(IMPORTING)] == [announced]
 
@@ -425,7 +425,7 @@ def test_warm_run_in_python_logs_what_the_bridge_says_while_serving_it(
 def test_warm_run_says_nothing_where_its_user_configured_no_logging(project: Path, cache: Path) -> None:
     """A library stays quiet unless its user configures logging: warm_run() as a cold Bridge is."""
     assert warm(material(project)).returncode == 0
-    code = f"from godot_bridge import warm_run; print(warm_run({textured(project)!r})['result'])"
+    code = f"from gdres import warm_run; print(warm_run({textured(project)!r})['result'])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
@@ -437,19 +437,19 @@ def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypat
     on them: the reply still ends its own line."""
     import logging
 
-    from godot_bridge.front import warm as warm_module
+    from gdres.front import warm as warm_module
 
     # Kept from pytest's capture, which cannot carry text that is not Unicode between its processes.
-    monkeypatch.setattr(logging.getLogger("godot_bridge"), "propagate", False)
+    monkeypatch.setattr(logging.getLogger("gdres"), "propagate", False)
     said: list[str] = []
     answers: list[object] = []
     host, client = socket.socketpair()
     with host, client:
         host.sendall(warm_module._TAKEN)
         with warm_module._notes_to(host) as notes:
-            logging.getLogger("godot_bridge").warning("godot-bridge: wrote icons/r\udce9d.png.import")
+            logging.getLogger("gdres").warning("gdres: wrote icons/r\udce9d.png.import")
             for _ in range(20_000):  # far beyond what the socket's buffer holds
-                logging.getLogger("godot_bridge").warning("godot-bridge: importing: %s", "x" * 200)
+                logging.getLogger("gdres").warning("gdres: importing: %s", "x" * 200)
         # The client reads again once the request is served.
         reader = threading.Thread(target=lambda: answers.append(
             warm_module._answer(client, lambda level, text: said.append(text))))
@@ -458,7 +458,7 @@ def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypat
         host.shutdown(socket.SHUT_WR)
         reader.join(30)
     assert answers == [(True, {"op": "resource_read", "result": "ok"})]
-    assert said[0] == "godot-bridge: wrote icons/r\udce9d.png.import"
+    assert said[0] == "gdres: wrote icons/r\udce9d.png.import"
     assert 1 < len(said) < 20_001
 
 
@@ -471,7 +471,7 @@ def test_a_run_the_host_never_took_is_served_cold_when_the_host_ends(project: Pa
     for i in range(30):  # an import long enough to stop the host in the middle of
         (project / "icons").mkdir(exist_ok=True)
         (project / "icons" / f"tile_{i}.png").write_bytes(png(64, 64))
-    argv = [sys.executable, "-m", "godot_bridge", "run", "--warm"]  # as warm() runs it: the same host
+    argv = [sys.executable, "-m", "gdres", "run", "--warm"]  # as warm() runs it: the same host
     busy = subprocess.Popen([*argv, textured(project)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert busy.stderr is not None

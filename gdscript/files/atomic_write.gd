@@ -3,7 +3,7 @@ extends RefCounted
 ## a reader finds the old file or the new one, never a part of either.
 ##
 ## The temp file is `.<file>.<pid>-<n>.tmp.<ext>` beside the target: the bridge removes those of an
-## engine it had to kill (godot_bridge/serving/locks.py sweep()), and finds them by that name. Paths here are
+## engine it had to kill (gdres/serving/locks.py sweep()), and finds them by that name. Paths here are
 ## absolute real paths (under the worker's settings pack, res:// names the pack for a DirAccess;
 ## see safety/paths.gd). Whether the target may be written at all is for the caller (saving.gd).
 

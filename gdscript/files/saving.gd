@@ -414,7 +414,7 @@ static func _drop(write: Dictionary) -> void:
 
 
 ## Note `entry` in the atomic batch's journal (job.journal), if the job has one, before the change
-## it describes is made: a batch cut short is undone from it (godot_bridge/serving/journal.py).
+## it describes is made: a batch cut short is undone from it (gdres/serving/journal.py).
 ## Whether it was noted (or there is no journal); else the job has failed, and nothing is to change.
 static func _note(job: Job, entry: Dictionary) -> bool:
 	if job.journal.is_empty():

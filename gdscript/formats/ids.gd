@@ -14,7 +14,7 @@ static var _uid_file: RegEx = RegEx.create_from_string("^\\s*(uid://[a-z0-9]+)\\
 ## The uid:// text of the file at `path` (an absolute real path), or "" when it has none. Read from
 ## the file that holds it, as the editor reads it (a text resource's header line, an imported
 ## asset's .import file, a script's or shader's .uid file, a binary resource's header), not from the
-## engine's uid cache: a fresh clone has none. godot_bridge/requests/uids.py reads them alike.
+## engine's uid cache: a fresh clone has none. gdres/requests/uids.py reads them alike.
 static func uid_of(path: String) -> String:
 	for candidate: String in [path + ".import", path + ".uid", path]:
 		if not FileAccess.file_exists(candidate):

@@ -81,7 +81,7 @@ static var _passed: Dictionary = {}
 static var _loading_asset: Dictionary = {}
 ## The imported assets kept loaded between requests (the engine's cache holds a resource only as
 ## long as something else does), res -> [import stamp when loaded, resource], least recently used
-## first; the worker's memory limit (godot_bridge/engine/worker.py) bounds the rest.
+## first; the worker's memory limit (gdres/engine/worker.py) bounds the rest.
 static var _assets: Dictionary = {}
 ## File extensions whose loader makes a Script or loads native code, and those any loader takes.
 static var _code_extensions: PackedStringArray = []
@@ -424,7 +424,7 @@ static func _refuse(path: String, code: String, why: String, original_path: Stri
 	var placeholder: Resource = Resource.new()
 	_refused.append(placeholder)
 	if job == null:
-		push_error("godot-bridge: %s %s; not loaded" % [path, why])
+		push_error("gdres: %s %s; not loaded" % [path, why])
 		return placeholder
 	if code == Job.NOT_IMPORTED and path not in job.unimported:
 		job.unimported.append(path)

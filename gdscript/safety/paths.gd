@@ -8,7 +8,7 @@ extends RefCounted
 ## from the bridge as an absolute real path, and every check here is on real paths (symbolic links
 ## followed), as the operating system will follow them when the file is opened.
 ##
-## confine() refuses the paths that property values name as godot_bridge/requests/paths.py refuses request
+## confine() refuses the paths that property values name as gdres/requests/paths.py refuses request
 ## members, with the same codes (tests/test_path_table.py runs one table of paths through both), by
 ## one rule on every system (README, "Paths on every file system"): a path that some system Godot
 ## runs on would read as another file, or could not hold, is refused; the engine's own names are
@@ -111,7 +111,7 @@ static func _spelled(relative: String) -> String:
 
 ## Whether res:// `path` is the engine's own or git's: project.godot, .godot/ or Godot 3's .import/
 ## or anything in them, or anything in a .git folder at any depth (a submodule has one), in any case
-## (on a file system that ignores case, `.GIT` is `.git`). godot_bridge/requests/paths.py is_engine_file() alike.
+## (on a file system that ignores case, `.GIT` is `.git`). gdres/requests/paths.py is_engine_file() alike.
 static func is_engine_file(path: String) -> bool:
 	var parts: PackedStringArray = path.trim_prefix("res://").split("/")
 	if folded(parts[0]) in [".godot", ".import"]:
@@ -195,7 +195,7 @@ static func _too_long(name: String) -> bool:
 
 
 ## `relative` with "." and "" parts dropped and each ".." taking away the part before it, when
-## there is one: posixpath.normpath() for a relative path, as godot_bridge/requests/paths.py normalises.
+## there is one: posixpath.normpath() for a relative path, as gdres/requests/paths.py normalises.
 static func _normalised(relative: String) -> String:
 	var parts: PackedStringArray = []
 	for part: String in relative.split("/", false):
@@ -261,7 +261,7 @@ static func _walk(path: String) -> Array:
 ## ignores case and holds it spelled otherwise (there `Mats` opens `mats`). One check of the name in
 ## the other case tells a folder that tells case apart (nothing more is done) from one that may not;
 ## only then is the folder listed. The listing must lack `name`, `name` must open something, and
-## exactly one entry must fold to it; otherwise `name` is kept (godot_bridge/requests/paths.py stored_name() alike).
+## exactly one entry must fold to it; otherwise `name` is kept (gdres/requests/paths.py stored_name() alike).
 static func _stored(folder: String, name: String) -> String:
 	var other: String = _other_case(name)
 	if other == name or _dir == null or not _exists(folder.path_join(other)):

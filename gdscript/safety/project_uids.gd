@@ -9,7 +9,7 @@ extends RefCounted
 ## names a uid the engine does not know and a path that does not exist; this reads each file's uid
 ## where the editor finds it (formats/ids.gd: a header, a `.import`, a `.uid`), skipping hidden
 ## folders, folders holding `.gdignore` and linked folders, and adds those ResourceUID lacks. A uid
-## that two files claim names neither (godot_bridge/requests/uids.py decides the same).
+## that two files claim names neither (gdres/requests/uids.py decides the same).
 
 const Ids = preload("../formats/ids.gd")
 const Paths = preload("paths.gd")

@@ -21,7 +21,7 @@ func _build(out: String, flavour: String) -> Error:
 	DirAccess.make_dir_recursive_absolute(scratch)
 	# Only what a worker needs differs from the defaults: replies go to stderr, so it stays on; and
 	# no log file per engine start in the user's data folder (on by default on desktop platforms).
-	ProjectSettings.set_setting("application/config/name", "godot-bridge worker")
+	ProjectSettings.set_setting("application/config/name", "gdres worker")
 	ProjectSettings.set_setting("application/run/disable_stderr", false)
 	ProjectSettings.set_setting("debug/file_logging/enable_file_logging", false)
 	ProjectSettings.set_setting("debug/file_logging/enable_file_logging.pc", false)

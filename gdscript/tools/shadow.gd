@@ -1,6 +1,6 @@
 extends MainLoop
 ## Build the shadow project that the editor's import runs on, from values read and checked, never
-## from the project's files as they are (godot_bridge/serving/imports.py runs the import on it).
+## from the project's files as they are (gdres/serving/imports.py runs the import on it).
 ##
 ## `godot --import` starts the editor, which loads whatever the project names: its settings
 ## (`gui/theme/custom` and its like are loaded at start), its `.godot/` folder, and every value of a
@@ -479,12 +479,12 @@ static func _copy(real: String, target: String) -> String:
 func _write_project() -> void:
 	var project: ConfigFile = ConfigFile.new()
 	var why: String = _read_config(Paths.absolute("res://project.godot"), project, "project.godot")
-	var lines: PackedStringArray = ["config_version=5", "", "[application]", "", 'config/name="godot-bridge import"']
+	var lines: PackedStringArray = ["config_version=5", "", "[application]", "", 'config/name="gdres import"']
 	var sections: Dictionary = {
 		"filesystem": ["import/blender/enabled=false", "import/fbx2gltf/enabled=false"],
 	}
 	if not why.is_empty():
-		push_warning("godot-bridge: the shadow imports with default settings: %s" % why)
+		push_warning("gdres: the shadow imports with default settings: %s" % why)
 		project = ConfigFile.new()
 	for setting: String in _IMPORT_SETTINGS:
 		var section: String = setting.get_slice("/", 0)

@@ -1,4 +1,4 @@
-"""The Python API: `Bridge`, a facade over the serving pool (godot_bridge/serving/pool.py).
+"""The Python API: `Bridge`, a facade over the serving pool (gdres/serving/pool.py).
 
 `run()` serves one request, `batch()` a stream of them, and the typed methods (`material_create()`,
 ...) one each with keyword arguments. Requests go down one path: api → pool → request → worker.
@@ -11,18 +11,18 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
-from godot_bridge.engine import DEFAULT_TIMEOUT
-from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
-from godot_bridge.errors import from_wire
-from godot_bridge.requests.request import Item, Reply
-from godot_bridge.serving.pool import Pool
-from godot_bridge.serving.starter import Settings
+from gdres.engine import DEFAULT_TIMEOUT
+from gdres.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
+from gdres.errors import from_wire
+from gdres.requests.request import Item, Reply
+from gdres.serving.pool import Pool
+from gdres.serving.starter import Settings
 
 if TYPE_CHECKING:
-    # Types only: pydantic and the models cost ~0.1 s to import, which `godot-bridge run` spends
+    # Types only: pydantic and the models cost ~0.1 s to import, which `gdres run` spends
     # while its engine starts (the first request is parsed then), not before it launches the engine.
-    from godot_bridge.requests.models import Answers
-    from godot_bridge.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
+    from gdres.requests.models import Answers
+    from gdres.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
 
 StrPath = Union[str, "os.PathLike[str]"]
 """A path member of a typed method: a string or a pathlib.Path."""
@@ -33,7 +33,7 @@ class Bridge:
     """Serve requests with warm engine processes per project, reused across calls.
 
     `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
-    The typed methods return the reply of a success, typed (godot_bridge/requests/replies.py), and raise the
+    The typed methods return the reply of a success, typed (gdres/requests/replies.py), and raise the
     `BridgeError` subclass of an error reply. `batch()` streams replies in input order, up to
     `jobs` engines per project at once. Call a Bridge from one thread at a time (the MCP server
     serialises its calls); for parallel work use one Bridge per thread, or `batch()`.
@@ -115,7 +115,7 @@ class Bridge:
     def call(self, request: Answers[Typed]) -> Typed:
         """Serve one request given as its model and return its success reply, typed.
 
-        Every operation has a model in godot_bridge.requests.models, whose members are the
+        Every operation has a model in gdres.requests.models, whose members are the
         request's (`op` is set for you), checked as they are given:
         `bridge.call(ResourceRead(project_path="game", resource_path="a.tres"))` returns a
         `ReadReply`. The methods below do the same for the first seven operations, with their
@@ -124,13 +124,13 @@ class Bridge:
         Raises:
             The `BridgeError` subclass of an error reply's code.
         """
-        from godot_bridge.requests.models import Request
+        from gdres.requests.models import Request
 
         if not isinstance(request, Request):
-            raise TypeError(f"call() takes a model of godot_bridge.requests.models, not {type(request).__name__}")
+            raise TypeError(f"call() takes a model of gdres.requests.models, not {type(request).__name__}")
         return cast(Typed, self._typed(**request.model_dump(exclude_none=True)))
 
-    # Each takes the members of its request model (godot_bridge/requests/models.py) as keywords, less `op`, `id` and
+    # Each takes the members of its request model (gdres/requests/models.py) as keywords, less `op`, `id` and
     # the variant spellings; tests/test_api.py holds the signatures against the models.
 
     def resource_read(

@@ -11,7 +11,7 @@ has not taken yet (`taken()`), so a flood of output costs no memory, and what th
 meanwhile gathers in the pipe, to be read in one piece. Nothing here knows the
 protocol (frames.py and worker.py beside it do). Every wait is bounded by a deadline its caller
 passes down, so a stop has one time budget however many stages it takes. What differs by system
-is godot_bridge/engine/platform.py.
+is gdres/engine/platform.py.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
-from godot_bridge.engine import platform
-from godot_bridge.errors import EngineCrashed
+from gdres.engine import platform
+from gdres.errors import EngineCrashed
 
 if TYPE_CHECKING:
     # Imported where used: psutil costs ~25 ms to import, on the way to a `run`'s engine launch.

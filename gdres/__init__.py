@@ -1,14 +1,14 @@
-"""godot-bridge: create and inspect Godot 4 resources through the real headless engine.
+"""gdres: create and inspect Godot 4 resources through the real headless engine.
 
 `Bridge` serves requests (plain dicts, or its typed methods); a failed typed call raises the
 `BridgeError` subclass of its error code, each exported here. `warm_run()` serves one request through
-an engine kept warm for its project across processes (godot_bridge/front/warm.py). Messages about the engine's life
-(imports, restarts) go to the `logging` logger "godot_bridge".
+an engine kept warm for its project across processes (gdres/front/warm.py). Messages about the engine's life
+(imports, restarts) go to the `logging` logger "gdres".
 """
 
 from __future__ import annotations
 
-from godot_bridge.errors import (
+from gdres.errors import (
     BridgeError,
     EngineCrashed,
     EngineError,
@@ -35,15 +35,15 @@ from godot_bridge.errors import (
     UnknownProperty,
     UnsafeResource,
 )
-from godot_bridge.version import __version__
+from gdres.version import __version__
 
 # Types only: typing costs a warm `run` ~5 ms of its ~60. Type checkers take any TYPE_CHECKING as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from godot_bridge.front.api import Bridge
-    from godot_bridge.front.warm import warm_run
+    from gdres.front.api import Bridge
+    from gdres.front.warm import warm_run
 
 __all__ = [
     "Bridge", "BridgeError", "EngineCrashed", "EngineError", "EngineNotFound", "EngineOperationError",
@@ -55,13 +55,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # Bridge pulls in the serving machinery (~0.07 s), which a bare `import godot_bridge` does not need.
+    # Bridge pulls in the serving machinery (~0.07 s), which a bare `import gdres` does not need.
     if name == "Bridge":
-        from godot_bridge.front.api import Bridge
+        from gdres.front.api import Bridge
 
         return Bridge
     if name == "warm_run":
-        from godot_bridge.front.warm import warm_run
+        from gdres.front.warm import warm_run
 
         return warm_run
-    raise AttributeError(f"module 'godot_bridge' has no attribute {name!r}")
+    raise AttributeError(f"module 'gdres' has no attribute {name!r}")

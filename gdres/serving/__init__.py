@@ -4,4 +4,4 @@ project's assets (imports.py), and the per-file locks of writes (locks.py)."""
 import logging
 
 # A library stays quiet unless its user configures logging; the command line shows these on stderr.
-logging.getLogger("godot_bridge").addHandler(logging.NullHandler())
+logging.getLogger("gdres").addHandler(logging.NullHandler())

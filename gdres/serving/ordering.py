@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
-from godot_bridge.requests.request import WRITE
+from gdres.requests.request import WRITE
 
 S = TypeVar("S")
 

@@ -1,6 +1,6 @@
-"""`godot-bridge mcp`: the operations as Model Context Protocol tools, served on stdio.
+"""`gdres mcp`: the operations as Model Context Protocol tools, served on stdio.
 
-Each tool's input schema is its request model's JSON Schema (the one `godot-bridge schema` prints)
+Each tool's input schema is its request model's JSON Schema (the one `gdres schema` prints)
 without `op`, which the tool's name supplies. Calls go through one `Bridge`, so one warm engine per
 project serves the whole session and a dead or stuck engine is replaced on the next call.
 """
@@ -23,13 +23,13 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from godot_bridge.engine import godot as engines
-from godot_bridge.errors import BridgeError, InvalidRequest
-from godot_bridge.front.api import Bridge
-from godot_bridge.requests.models import REPLIES, REQUEST_MODELS, request_schema
-from godot_bridge.requests.request import refuse
+from gdres.engine import godot as engines
+from gdres.errors import BridgeError, InvalidRequest
+from gdres.front.api import Bridge
+from gdres.requests.models import REPLIES, REQUEST_MODELS, request_schema
+from gdres.requests.request import refuse
 
-log = logging.getLogger("godot_bridge")
+log = logging.getLogger("gdres")
 
 GUIDANCE = (
     "These tools create and read Godot 4 resources (materials, collision shapes, UI style boxes) "
@@ -140,7 +140,7 @@ def _without_scripts(reply: dict[str, Any]) -> dict[str, Any]:
         return reply
     message = error["message"].replace(
         "allow_scripts: true", "allow_scripts: true, which this server does not offer (a person may start it with "
-        "`godot-bridge mcp --allow-scripts` to run the project's code)", 1)
+        "`gdres mcp --allow-scripts` to run the project's code)", 1)
     return {**reply, "error": {**error, "message": message}}
 
 
@@ -169,8 +169,8 @@ class ToolServer:
         # A Bridge and its workers serve one request at a time; concurrent tool calls queue here.
         self._lock = anyio.Lock()
         self.server: Server[Any] = Server(
-            "godot-bridge",
-            version=metadata.version("godot-bridge"),
+            "gdres",
+            version=metadata.version("gdres"),
             instructions=GUIDANCE,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -233,5 +233,5 @@ def serve(bridge: Bridge, project: str | None = None, allow_scripts: bool = Fals
         engines.probe(engines.find_godot(bridge.settings.godot))
     except BridgeError as exc:
         # A client shows the server's stderr in its logs: say it there, at once, not on the first call.
-        log.error("godot-bridge mcp: %s; every tool call will answer %s until that is fixed", exc.message, exc.code)
+        log.error("gdres mcp: %s; every tool call will answer %s until that is fixed", exc.message, exc.code)
     anyio.run(ToolServer(bridge, project, allow_scripts).run)

@@ -1,12 +1,12 @@
-"""A warm engine per project, reused across processes: `godot-bridge run --warm` and `warm_run()`.
+"""A warm engine per project, reused across processes: `gdres run --warm` and `warm_run()`.
 
 A cold `run` spends ~0.5 s before its request: the engine starts and compiles the bridge's GDScript
 (~0.3 s of it). With `--warm`, the first `run` on a project starts a host process
-(`python -m godot_bridge.front.warm`) holding a Bridge and its engine for that project, and every
+(`python -m gdres.front.warm`) holding a Bridge and its engine for that project, and every
 later one hands its request to that host and prints the reply: the engine is already up.
 
 The host listens on a Unix socket (never a network one) in a folder only its user can open:
-$XDG_RUNTIME_DIR/godot-bridge where that is set, else cache_dir()/hosts. Before each use the client
+$XDG_RUNTIME_DIR/gdres where that is set, else cache_dir()/hosts. Before each use the client
 checks that folder (its user's, mode 0700) and every folder above it (its user's or root's, and
 writable by no one else unless sticky), and on Linux that the host it reached runs as its user; the
 host checks each client likewise, and takes only clients that send the secret it wrote beside its
@@ -14,7 +14,7 @@ socket (engines run as the same user and may reach the socket through the wall, 
 that folder). The host runs from that folder, not the project, so that no Python file in a project
 can be imported in its place. It serves one request at a time, each as
 `Bridge.run()` serves it (the same checks, locks, journal recovery and replies as a cold run), for
-its own project only, and ends once no request has come for its idle time (GODOT_BRIDGE_WARM_IDLE
+its own project only, and ends once no request has come for its idle time (GDRES_WARM_IDLE
 seconds, default 600). What the bridge logs on the serving thread while the host serves a request
 goes to that request's client too, a line each before the reply, without waiting on it (_notes_to(),
 _answer()): an import's progress shows where a cold run shows it. A host serves requests only with
@@ -40,10 +40,10 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 
-from godot_bridge.engine import DEFAULT_TIMEOUT, cache_dir
-from godot_bridge.errors import BridgeError, EngineCrashed
-from godot_bridge.requests import paths
-from godot_bridge.version import __version__
+from gdres.engine import DEFAULT_TIMEOUT, cache_dir
+from gdres.errors import BridgeError, EngineCrashed
+from gdres.requests import paths
+from gdres.version import __version__
 
 # Types only (the module docstring says why). Type checkers take any TYPE_CHECKING as True.
 TYPE_CHECKING = False
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 IDLE_DEFAULT = 600.0
-"""Seconds a host waits for its next request before it ends (GODOT_BRIDGE_WARM_IDLE overrides)."""
+"""Seconds a host waits for its next request before it ends (GDRES_WARM_IDLE overrides)."""
 _START_WAIT = 30.0
 _MESSAGE_MAX = 256 << 20
 _SOCKET_PATH_MAX = 100
@@ -62,7 +62,7 @@ _TAKEN = b'{"taken": true}\n'
 """The line a host sends once it takes a request, before serving it."""
 _WARNING = 30
 _CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-"""The folder that holds the bridge's code: godot_bridge/ and gdscript/."""
+"""The folder that holds the bridge's code: gdres/ and gdscript/."""
 _KEYED_ENVIRONMENT = ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
                       "XDG_CONFIG_HOME", "XDG_DATA_DIRS")
 """Variables the bridge or the engine reads (with every GODOT* one): a host is started with the client's."""
@@ -90,7 +90,7 @@ def warm_run(
         reply = ask_host(text, godot=godot, timeout=timeout, auto_import=auto_import, cwd=cwd, on_note=_log)
     if reply is not None:
         return reply
-    from godot_bridge.front.api import Bridge
+    from gdres.front.api import Bridge
 
     with Bridge(godot, timeout=timeout, auto_import=auto_import, relative_to=cwd) as bridge:
         return bridge.run(request)
@@ -114,7 +114,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         return None
 
     def say(message: str) -> None:
-        on_note(_WARNING, f"godot-bridge: {message}")
+        on_note(_WARNING, f"gdres: {message}")
 
     folder = _hosts_folder(say)
     if folder is None:
@@ -172,7 +172,7 @@ def _hosts_folder(say: Callable[[str], None]) -> str | None:
     """The folder of the hosts' sockets, made if missing; None (with a note) unless no other user can
     enter it, or replace it or a folder above it."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    folder = (os.path.join(runtime, "godot-bridge") if runtime and os.path.isabs(runtime)
+    folder = (os.path.join(runtime, "gdres") if runtime and os.path.isabs(runtime)
               else os.path.join(cache_dir(), "hosts"))
     try:
         # The folders made here are this user's alone, whatever the umask (002 would make them shared).
@@ -218,7 +218,7 @@ def _settings(root: str, godot: str | None, timeout: float, auto_import: bool, c
     machine and the code."""
     environment = {name: value for name, value in os.environ.items()
                    if name in _KEYED_ENVIRONMENT or name.startswith("GODOT")}
-    environment.pop("GODOT_BRIDGE_WARM_IDLE", None)
+    environment.pop("GDRES_WARM_IDLE", None)
     for name in ("PATH", "PYTHONPATH"):
         if name in environment:
             # Relative folders as the run would take them; empty ones are not looked in (discovery.py:
@@ -257,7 +257,7 @@ def _code_times() -> int:
     """The newest modification time of the bridge's code (its Python and GDScript): a bridge changed
     in place (an upgrade, a checkout) gets a new host."""
     newest = 0
-    for folder in (os.path.join(_CODE, "godot_bridge"), os.path.join(_CODE, "gdscript")):
+    for folder in (os.path.join(_CODE, "gdres"), os.path.join(_CODE, "gdscript")):
         for where, dirs, files in os.walk(folder):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             for file in files:
@@ -303,7 +303,7 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
 
     from filelock import FileLock, Timeout
 
-    from godot_bridge.engine import platform
+    from gdres.engine import platform
 
     address, log = place["sock"], place["log"]
     try:
@@ -320,7 +320,7 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
             try:
                 # From the hosts folder, so that `-m` puts no project folder on the host's sys.path.
                 launcher = subprocess.Popen(
-                    [sys.executable, "-m", "godot_bridge.front.warm"], stdin=subprocess.PIPE,
+                    [sys.executable, "-m", "gdres.front.warm"], stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, stderr=output, cwd=folder, env=environment,
                     **platform.current().popen_options())
             finally:
@@ -343,9 +343,9 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
 
 
 def _idle() -> float:
-    """The host's idle time: GODOT_BRIDGE_WARM_IDLE seconds when that is a positive number."""
+    """The host's idle time: GDRES_WARM_IDLE seconds when that is a positive number."""
     try:
-        idle = float(os.environ.get("GODOT_BRIDGE_WARM_IDLE") or IDLE_DEFAULT)
+        idle = float(os.environ.get("GDRES_WARM_IDLE") or IDLE_DEFAULT)
     except ValueError:
         return IDLE_DEFAULT
     return idle if 0 < idle < float("inf") else IDLE_DEFAULT
@@ -399,7 +399,7 @@ def _same_user(connection: socket.socket) -> bool:
 
 
 def _crashed(text: str, message: str) -> dict[str, Any]:
-    from godot_bridge.requests.request import refuse
+    from gdres.requests.request import refuse
 
     try:
         source = json.loads(text)
@@ -409,16 +409,16 @@ def _crashed(text: str, message: str) -> dict[str, Any]:
 
 
 def _note(message: str) -> None:
-    sys.stderr.write(f"godot-bridge: {message}\n")
+    sys.stderr.write(f"gdres: {message}\n")
 
 
 def _log(level: int, message: str) -> None:
     """Log a host's note as the bridge's own message (what a cold warm_run() would have logged)."""
     import logging
 
-    import godot_bridge.serving  # noqa: F401  (its logger's NullHandler: quiet unless logging is configured)
+    import gdres.serving  # noqa: F401  (its logger's NullHandler: quiet unless logging is configured)
 
-    logging.getLogger("godot_bridge").log(level, message)
+    logging.getLogger("gdres").log(level, message)
 
 
 # ----- the host ----------------------------------------------------------------------------------
@@ -431,10 +431,10 @@ def host() -> int:
     import logging
     import secrets
 
-    from godot_bridge.engine import platform
+    from gdres.engine import platform
 
     # Imported before this process says it listens: a host that cannot import its code never serves.
-    from godot_bridge.front.api import Bridge
+    from gdres.front.api import Bridge
 
     settings = json.loads(sys.stdin.buffer.read())
     if settings["code"] != _code() or settings["python"] != sys.executable:
@@ -469,8 +469,8 @@ def end_on_sigterm() -> None:
     """Have SIGTERM end this process as a Ctrl-C would, its cleanup run: in a pool's loop, at the
     loop's next safe point (serving/pool.py; raised where it landed, it could leave the request in
     flight to wait out its deadline), elsewhere at once."""
-    from godot_bridge.engine import platform
-    from godot_bridge.serving.pool import on_interrupt
+    from gdres.engine import platform
+    from gdres.serving.pool import on_interrupt
 
     platform.on_sigterm(on_interrupt)
 
@@ -542,7 +542,7 @@ def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], hom
                 with _notes_to(connection) as notes:
                     answer = bridge.run(request)
         except Exception:
-            logging.getLogger("godot_bridge").exception("the warm host failed on a request")
+            logging.getLogger("gdres").exception("the warm host failed on a request")
             answer = {"host": "failed"}
         finally:
             try:
@@ -600,7 +600,7 @@ def _notes_to(connection: socket.socket) -> Iterator[_Notes]:
             notes.send(record, self)
 
     handler = Handler()
-    logger = logging.getLogger("godot_bridge")
+    logger = logging.getLogger("gdres")
     logger.addHandler(handler)
     try:
         yield notes

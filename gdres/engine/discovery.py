@@ -128,7 +128,7 @@ _DOWNLOADS = ("{home}/Downloads", "{home}/Applications", "{home}/bin", "{home}/.
 
 PLACES: dict[str, tuple[Place, ...]] = {
     "linux": (
-        Place("scripts/install-godot.sh", ("{cache}/godot-bridge/bin",), ("godot",)),
+        Place("scripts/install-godot.sh", ("{cache}/gdres/bin",), ("godot",)),
         Place("download", (*_DOWNLOADS, "{system}/opt"), _LINUX_RELEASES, depth=1),
         Place("Steam", ("{data}/Steam", "{home}/.steam/steam",
                         "{home}/.var/app/com.valvesoftware.Steam/.local/share/Steam"),

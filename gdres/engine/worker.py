@@ -3,11 +3,11 @@
 Framing. Requests go to the engine's stdin as `<byte length in 15 digits>\\n<JSON bytes>`; the engine
 reads the payload with `OS.read_buffer_from_stdin(n)`, so no line buffer can split it. Replies come
 back on its *stderr* (Godot always flushes stderr, while stdout stays buffered when a project sets
-`flush_stdout_on_print` off), framed with a token random per process (godot_bridge/engine/frames.py scans them).
+`flush_stdout_on_print` off), framed with a token random per process (gdres/engine/frames.py scans them).
 Each request carries a sequence number and its reply must carry the same one: the engine answers
 in order, so any other number means the stream cannot be trusted, and the engine goes.
 
-No call that can hang. Threads of godot_bridge/engine/process.py serve the pipes, the same on every system:
+No call that can hang. Threads of gdres/engine/process.py serve the pipes, the same on every system:
 the reader threads put what the engine prints on an `Inbox`, one queue that a worker has for
 itself or shares with the other workers of a pool. Whoever waits for a reply (`receive()`, or a
 pool waiting on all its workers at once) waits on that queue with a deadline, hands each piece of
@@ -36,9 +36,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from godot_bridge.engine.frames import Garbled, ReplyScanner
-from godot_bridge.engine.process import STDERR, STDIN, STDOUT, EngineProcess, Spawn
-from godot_bridge.errors import EngineCrashed, InvalidRequest, Timeout
+from gdres.engine.frames import Garbled, ReplyScanner
+from gdres.engine.process import STDERR, STDIN, STDOUT, EngineProcess, Spawn
+from gdres.errors import EngineCrashed, InvalidRequest, Timeout
 
 Release = Callable[[bool], None]
 """Called once per request when the engine is done with it: True when its reply arrived, False
@@ -61,7 +61,7 @@ MAX_REQUESTS = 10_000
 MAX_RSS = 512 << 20
 """A worker is replaced once its resident memory passes this many bytes (idle: ~130 MB; a 30 MB
 request leaves it at ~380 MB, memory the engine keeps)."""
-_DEBUG = os.environ.get("GODOT_BRIDGE_DEBUG") == "1"
+_DEBUG = os.environ.get("GDRES_DEBUG") == "1"
 _REPLY = json.JSONDecoder(strict=False)
 """The decoder of replies, made once (json.loads() with an option makes one per call). strict=False:
 the engine's JSON writer leaves control characters unescaped (all but backspace, form feed, new

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from godot_bridge.engine.worker import Release, Worker
-from godot_bridge.errors import BridgeError, EngineCrashed, Skipped, Timeout
-from godot_bridge.requests.request import Job, Reply, finish, refuse
-from godot_bridge.serving import imports, locks
-from godot_bridge.serving.starter import Starter
+from gdres.engine.worker import Release, Worker
+from gdres.errors import BridgeError, EngineCrashed, Skipped, Timeout
+from gdres.requests.request import Job, Reply, finish, refuse
+from gdres.serving import imports, locks
+from gdres.serving.starter import Starter
 
 WEAR_CHECK = 256
 """Sends between two checks of a busy worker's wear (measuring its memory costs a few system calls);
@@ -60,7 +60,7 @@ class Host(Protocol):
 
 def release_writes(worker: Worker, job: Job, held: locks.Held) -> Release:
     """Return what `worker` is to run once it is done with a request whose rewrites (see
-    godot_bridge/serving/locks.py) are locked by `held`, read as they are before it goes out.
+    gdres/serving/locks.py) are locked by `held`, read as they are before it goes out.
 
     That lets the locks go. When its engine died before answering, it first removes the temp files
     the engine left beside the files the request writes and, for a rewrite, puts those files back
@@ -172,7 +172,7 @@ class Slot:
             held = locks.try_hold(_rewrites(task.job))
         except locks.Busy as busy:
             # Waiting here would also stop the replies that let locks go from being read (see
-            # godot_bridge/serving/locks.py): the loop tries again after a pause (retry_at()).
+            # gdres/serving/locks.py): the loop tries again after a pause (retry_at()).
             now = time.monotonic()
             if not task.locked_until:
                 task.locked_until = now + self.pool.starter.settings.timeout

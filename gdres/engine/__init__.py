@@ -11,7 +11,7 @@ DEFAULT_TIMEOUT = 60.0
 ENGINES_PER_PROCESS = 4
 """Engines one bridge process keeps busy: its Python work on a request (~0.15-0.3 ms of CPU) is a
 quarter to a fifth of an engine's (~1-1.5 ms). A batch on more spreads over several processes
-(godot_bridge/serving/fleet.py)."""
+(gdres/serving/fleet.py)."""
 
 
 def default_processes(jobs: int) -> int:
@@ -20,7 +20,7 @@ def default_processes(jobs: int) -> int:
 
 
 def cache_dir() -> str:
-    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/godot-bridge.
+    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/gdres.
 
     A relative XDG_CACHE_HOME is ignored, as the XDG Base Directory specification asks: taken against
     the current folder, an atomic batch's journal written from one folder would not be found by the
@@ -29,4 +29,4 @@ def cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "godot-bridge")
+    return os.path.join(base, "gdres")

@@ -3,14 +3,14 @@
 Every request goes through here: `Bridge.run()` as a batch of one, `Bridge.batch()` and the
 command line's `batch` as a stream. A batch given as a list is served by the caller's thread
 alone; a stream that may block gets a second thread. Requests are prepared and finished by
-godot_bridge/requests/request.py; engines are godot_bridge/engine/worker.py.
+gdres/requests/request.py; engines are gdres/engine/worker.py.
 
-Two threads, besides the pipe threads of each engine (godot_bridge/engine/process.py), which only move bytes.
+Two threads, besides the pipe threads of each engine (gdres/engine/process.py), which only move bytes.
 The feeder only reads the input, which may block; the caller's thread, inside `map()`, does all
 the rest as one event loop: it turns requests into engine messages (decoding,
 validation, path checks) as fast as the engines take them, routes them to slots, keeps up to
 `window` requests in flight on each slot's engine, so the engine never waits for Python, waits on
-the one queue that every engine's output (and the feeder's wake-up) arrives on (godot_bridge/engine/worker.py
+the one queue that every engine's output (and the feeder's wake-up) arrives on (gdres/engine/worker.py
 `Inbox`), and yields the replies in input order.
 Python's work on a request all happens in that one thread: a second thread doing part of it
 would hold the interpreter lock just when a reply needs reading and an engine, more requests.
@@ -57,14 +57,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from godot_bridge.engine.worker import Inbox, Worker
-from godot_bridge.errors import BridgeError, InvalidRequest, RolledBack, SaveFailed, Skipped
-from godot_bridge.requests.request import Item, Job, Reply, Roots, prepare, refuse
-from godot_bridge.serving import journal
-from godot_bridge.serving.journal import Journal
-from godot_bridge.serving.ordering import FileUses
-from godot_bridge.serving.slot import SKIPPED, Result, Slot, Task
-from godot_bridge.serving.starter import ArgvFor, Settings, Starter
+from gdres.engine.worker import Inbox, Worker
+from gdres.errors import BridgeError, InvalidRequest, RolledBack, SaveFailed, Skipped
+from gdres.requests.request import Item, Job, Reply, Roots, prepare, refuse
+from gdres.serving import journal
+from gdres.serving.journal import Journal
+from gdres.serving.ordering import FileUses
+from gdres.serving.slot import SKIPPED, Result, Slot, Task
+from gdres.serving.starter import ArgvFor, Settings, Starter
 
 WINDOW = 32
 """Requests in flight per worker: enough queued engine work to cover Python's turn and a nap."""
@@ -307,7 +307,7 @@ class Pool:
         The requests run in order on one engine, each seeing the writes of those before it. If one
         fails, every write of the batch is undone: each writing request before it that had
         succeeded gets `rolled_back`, and each after it `skipped`. Every write is noted in a
-        journal first (godot_bridge/serving/journal.py), so that a batch cut short by a kill is
+        journal first (gdres/serving/journal.py), so that a batch cut short by a kill is
         undone by the next command on the project.
 
         The engine is sent requests ahead of its replies, as in any batch: waiting for each reply
@@ -333,7 +333,7 @@ class Pool:
         undone: BridgeError = RolledBack(f"undone: {cause}, so none of its writes stayed")
         if left:
             undone = SaveFailed(f"{cause}, and {', '.join(left)} could not be put back as it was; the next "
-                                "godot-bridge command on the project tries again")
+                                "gdres command on the project tries again")
         void = Skipped(f"skipped: {cause}, so this one does not count")
         return [refuse(reply, undone) if index in wrote and reply["result"] == "ok"
                 else refuse(reply, void) if index >= failed else reply

@@ -25,9 +25,9 @@ from pydantic import (
     model_validator,
 )
 
-from godot_bridge.errors import InvalidRequest, InvalidType
-from godot_bridge.requests import paths
-from godot_bridge.requests.replies import (
+from gdres.errors import InvalidRequest, InvalidType
+from gdres.requests import paths
+from gdres.requests.replies import (
     Answer,
     ClassInfoReply,
     DuplicateReply,
@@ -39,7 +39,7 @@ from godot_bridge.requests.replies import (
     ShapeReply,
     UpdateReply,
 )
-from godot_bridge.scripts import godot3_names
+from gdres.scripts import godot3_names
 
 ShapeType3D = Literal[
     "BoxShape3D",
@@ -93,7 +93,7 @@ class FileMember:
     """The request creates or replaces the file (else it only reads it)."""
     in_place: bool = False
     """The engine reads the file, changes it and writes it back (an update, a scene edit): the
-    request holds the file's lock while it is in flight (godot_bridge/serving/locks.py)."""
+    request holds the file's lock while it is in flight (gdres/serving/locks.py)."""
 
 
 class Answers(Generic[R]):

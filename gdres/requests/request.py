@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from godot_bridge.errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
-from godot_bridge.requests import paths, uids
+from gdres.errors import BridgeError, InvalidJson, InvalidPath, InvalidRequest, InvalidValue, from_wire
+from gdres.requests import paths, uids
 
 if TYPE_CHECKING:
-    from godot_bridge.requests.models import AnyRequest
+    from gdres.requests.models import AnyRequest
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted inside one request member."""
@@ -67,7 +67,7 @@ class Job:
     """Whether it may run project code, and so is served by an engine of its own."""
     rewrites: bool
     """Whether the engine reads, changes and writes back a file (a scene edit, an update in
-    place): such a request holds its files' locks while it is in flight (godot_bridge/serving/locks.py)."""
+    place): such a request holds its files' locks while it is in flight (gdres/serving/locks.py)."""
 
     @property
     def dry_run(self) -> bool:
@@ -122,7 +122,7 @@ def prepare(item: Any, roots: Roots) -> Job | Reply:
         if not isinstance(item, str) or _may_fail_check(item):
             check_input(raw)
         # Imported on first use: pydantic costs ~0.1 s, which `run` spends while its engine starts.
-        from godot_bridge.requests.models import parse_request
+        from gdres.requests.models import parse_request
 
         request = parse_request(raw)
     except BridgeError as exc:
@@ -197,7 +197,7 @@ def _echo(source: Any, every_path: bool = False) -> dict[str, Any]:
         echo["op"] = op if isinstance(op, str) else None
         fields = source
     elif hasattr(source, "spellings"):
-        # A request model (godot_bridge/requests/models.py, imported only once a request is parsed).
+        # A request model (gdres/requests/models.py, imported only once a request is parsed).
         echo["op"] = source.op
         members = type(source).model_fields  # a Python-level property in pydantic 2.11+ (~1 us): read once
         fields = {key: getattr(source, key) for key in ("id", *ECHOED_PATHS) if key in members}
@@ -357,7 +357,7 @@ def _check_scalars(field: str, items: Any, values: bool) -> list[Any]:
         elif isinstance(item, str):
             if values and "\0" in item:
                 # The engine would store U+FFFD in its place and report the value as set. (Paths
-                # with a NUL get their own codes, from godot_bridge/requests/paths.py.)
+                # with a NUL get their own codes, from gdres/requests/paths.py.)
                 raise InvalidValue(f"{field} holds text with a NUL character, which a Godot string cannot hold",
                                    field=field)
             if not item.isascii():

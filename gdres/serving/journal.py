@@ -6,7 +6,7 @@ line of the batch, it appends to the journal what it is about to do (gdscript/fi
 `_note()`): "stage" (the temp file it will write and the folders it will make for it), then
 "commit" (the file it will replace, with the bytes it holds now or none, and the sha256 of what it
 will hold). The journal is a JSON Lines file in the user's cache,
-`~/.cache/godot-bridge/journals/<project hash>/journal.jsonl`, beside a lock file that the batch
+`~/.cache/gdres/journals/<project hash>/journal.jsonl`, beside a lock file that the batch
 holds from its first line to its end; the engines of an atomic batch may write that one file, and
 nothing else outside the project (engine/wall.py), and they end before the bridge undoes anything.
 A file is put back only if it still holds what the batch wrote, through a fresh temp file renamed
@@ -38,15 +38,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from godot_bridge.engine import cache_dir
-from godot_bridge.errors import SaveFailed
-from godot_bridge.requests import paths
-from godot_bridge.serving import locks
+from gdres.engine import cache_dir
+from gdres.errors import SaveFailed
+from gdres.requests import paths
+from gdres.serving import locks
 
 if TYPE_CHECKING:
     import filelock
 
-log = logging.getLogger("godot_bridge")
+log = logging.getLogger("gdres")
 
 RECOVERY_WAIT = 60.0
 """Seconds a command waits for another one that is undoing a batch on the same project."""
@@ -144,10 +144,10 @@ def recover(root: Path) -> list[str]:
     finally:
         lock.release()
     if undone:
-        log.warning("godot-bridge: an atomic batch on %s was cut short; its writes were undone: %s",
+        log.warning("gdres: an atomic batch on %s was cut short; its writes were undone: %s",
                     root, ", ".join(undone))
     if left:
-        log.warning("godot-bridge: %s could not be put back as they were before the atomic batch; the next "
+        log.warning("gdres: %s could not be put back as they were before the atomic batch; the next "
                     "command on the project tries again", ", ".join(left))
     return undone
 
@@ -248,7 +248,7 @@ def _put_back(path: Path, old: Any, mode: Any, new: Any) -> bool | None:
             locks.replace(path, base64.b64decode(old), mode if isinstance(mode, int) else -1)
         return True
     except (OSError, ValueError) as exc:
-        log.warning("godot-bridge: %s could not be put back as it was before the atomic batch: %s", path, exc)
+        log.warning("gdres: %s could not be put back as it was before the atomic batch: %s", path, exc)
         return False
 
 

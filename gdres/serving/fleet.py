@@ -3,13 +3,13 @@
 All of a pool's Python work on a request (decoding, validation, confinement, framing, the reply)
 runs in one thread, ~0.15-0.3 ms of CPU a request, while an engine spends ~1-1.5 ms on it: one
 process feeds about four engines, and a batch on more cores waits for it. So `batch --jobs J` on
-more than ENGINES_PER_PROCESS engines starts several `godot-bridge batch` processes (the parts),
+more than ENGINES_PER_PROCESS engines starts several `gdres batch` processes (the parts),
 each a whole bridge with a share of the engines, and this process only routes lines to them and
 merges their replies back into input order. A part does everything a lone bridge does, and several
 bridges on one project are already safe together: each write is atomic, rewrites take file locks,
 an import takes the project's import lock.
 
-    lines ──decode, route──▶ part 1 (godot-bridge batch --jobs 4) ──▶ engines
+    lines ──decode, route──▶ part 1 (gdres batch --jobs 4) ──▶ engines
                        └───▶ part 2 ...
     replies ◀── merged in input order ◀── each part's replies, in its own input order
 
@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from godot_bridge.engine import platform
-from godot_bridge.errors import BridgeError, EngineCrashed
-from godot_bridge.requests import paths, uids
-from godot_bridge.requests.models import REQUEST_MODELS
-from godot_bridge.requests.request import READ, WRITE, Reply, decode, refuse
-from godot_bridge.serving import locks
-from godot_bridge.serving.ordering import FileUses
+from gdres.engine import platform
+from gdres.errors import BridgeError, EngineCrashed
+from gdres.requests import paths, uids
+from gdres.requests.models import REQUEST_MODELS
+from gdres.requests.request import READ, WRITE, Reply, decode, refuse
+from gdres.serving import locks
+from gdres.serving.ordering import FileUses
 
 AHEAD = 2048
 """Lines routed ahead of the replies written, so memory stays flat on an endless input."""
@@ -178,7 +178,7 @@ class _Line:
 
 
 class Fleet:
-    """Serve a batch of JSON lines through one `godot-bridge batch --part` process per share of engines.
+    """Serve a batch of JSON lines through one `gdres batch --part` process per share of engines.
 
     `argv(jobs)` is the command line of a part serving with `jobs` engines; `cwd` is where relative
     project paths are taken from (the parts run there too). A part marks each reply line with its
@@ -496,12 +496,12 @@ def part_argv(options: Sequence[str]) -> Callable[[int], list[str]]:
     """The command line of a part with `jobs` engines: this command with the same global options,
     run from the same installation of the bridge as this process.
 
-    Not `python -m godot_bridge`: that puts the current folder first on the import path, and a part
+    Not `python -m gdres`: that puts the current folder first on the import path, and a part
     runs in the folder the command was given in (relative project paths are taken from there). A
-    `godot_bridge` folder there (a checkout, or anything a project ships) would be imported instead:
+    `gdres` folder there (a checkout, or anything a project ships) would be imported instead:
     another version, or code of the project's own."""
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    start = f"import sys; sys.path[0] = {package_parent!r}; from godot_bridge.front.cli import entry; entry()"
+    start = f"import sys; sys.path[0] = {package_parent!r}; from gdres.front.cli import entry; entry()"
 
     def argv(jobs: int) -> list[str]:
         return [sys.executable, "-c", start, *options, "batch", "--jobs", str(jobs), "--no-progress", "--part", "-"]

@@ -19,7 +19,7 @@ import re
 import struct
 from pathlib import Path
 
-from godot_bridge.errors import InvalidPath, NotFound
+from gdres.errors import InvalidPath, NotFound
 
 PREFIX = "uid://"
 _TEXT_SUFFIXES = (".tres", ".tscn")

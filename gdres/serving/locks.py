@@ -8,7 +8,7 @@ its reply arrives or its engine is dead. Every other write replaces its file who
 which needs no lock (decisions.md §6). The pool takes those locks with `try_hold()`, which never
 waits: the thread that would wait is the one that reads the replies that let locks go, its own
 and (through another process doing the same) other processes' too.
-Lock files live in the user's cache (`~/.cache/godot-bridge/locks/`): nothing is ever created in
+Lock files live in the user's cache (`~/.cache/gdres/locks/`): nothing is ever created in
 the project for them. A file's lock is one of `SLOTS` lock files, chosen by a hash of its real path,
 so that the cache keeps no more of them however many files were edited (one per file grew without
 end: filelock leaves a lock file in place on Linux and macOS, where removing it safely would need
@@ -32,9 +32,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from godot_bridge.engine import cache_dir
-from godot_bridge.errors import SaveFailed, Timeout
-from godot_bridge.requests import paths
+from gdres.engine import cache_dir
+from gdres.errors import SaveFailed, Timeout
+from gdres.requests import paths
 
 if TYPE_CHECKING:
     import filelock
@@ -48,7 +48,7 @@ waits for a rewrite of the other as for one of the same file, which costs a requ
 
 
 def lock_dir() -> Path:
-    """Return the folder of the lock files: XDG_CACHE_HOME (or ~/.cache)/godot-bridge/locks."""
+    """Return the folder of the lock files: XDG_CACHE_HOME (or ~/.cache)/gdres/locks."""
     return Path(cache_dir(), "locks")
 
 
@@ -84,7 +84,7 @@ class Busy(Exception):
 
     def timeout(self) -> Timeout:
         """The reply of a request that waited for this lock until its deadline."""
-        return Timeout(f"{self.target} stayed locked by another godot-bridge request (one rewriting it, or a "
+        return Timeout(f"{self.target} stayed locked by another gdres request (one rewriting it, or a "
                        "file that shares its lock file) until the deadline passed")
 
 
@@ -100,7 +100,7 @@ def hold_import(root: Path, deadline: float) -> Held:
             return _take(files)
         except Busy:
             if time.monotonic() >= deadline:
-                raise Timeout(f"another godot-bridge process importing {root} held the import lock until the "
+                raise Timeout(f"another gdres process importing {root} held the import lock until the "
                               "deadline passed") from None
         time.sleep(POLL)
 

@@ -9,7 +9,7 @@ file is read) and the scripts an importer runs. So the import runs on a shadow t
 copied:
 
 1. The assets to import are those a request met unimported (the engine names them all in its
-   not_imported reply), or every asset of the project (`godot-bridge import`).
+   not_imported reply), or every asset of the project (`gdres import`).
 2. gdscript/tools/shadow.gd, run like a worker behind the wall (it reads the project, writes only
    the shadow), puts in a scratch folder the source bytes of each asset and of what it names (a
    glTF's images, a roughness texture's normal map), each `.import` written anew from the options
@@ -51,16 +51,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
-from godot_bridge.engine import cache_dir, wall
-from godot_bridge.engine import godot as engines
-from godot_bridge.errors import BridgeError, EngineUnsupported
-from godot_bridge.scripts import gdscript_dir
-from godot_bridge.serving import locks, nofollow
+from gdres.engine import cache_dir, wall
+from gdres.engine import godot as engines
+from gdres.errors import BridgeError, EngineUnsupported
+from gdres.scripts import gdscript_dir
+from gdres.serving import locks, nofollow
 
-log = logging.getLogger("godot_bridge")
+log = logging.getLogger("gdres")
 
 EVERY_ASSET: tuple[str, ...] = ("*",)
-"""The assets to import when all of the project's are (`godot-bridge import`): shadow.gd reads a
+"""The assets to import when all of the project's are (`gdres import`): shadow.gd reads a
 lone `*` so."""
 
 IMPORT_TIMEOUT = 900.0
@@ -143,7 +143,7 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
             options = importer_options(engine)
         except BridgeError as exc:
             return Outcome(failure=exc.message)
-        with tempfile.TemporaryDirectory(prefix="godot-bridge-import-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="gdres-import-") as scratch:
             shadow, home = Path(scratch) / "project", Path(scratch) / "home"
             shadow.mkdir()
             home.mkdir()
@@ -203,7 +203,7 @@ def trusted_import(engine: engines.Engine, root: Path, timeout: float, progress:
     def copy_and_import(deadline: float) -> str | None:
         if (root / CLASS_CACHE).exists():
             return None
-        with tempfile.TemporaryDirectory(prefix="godot-bridge-trusted-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="gdres-trusted-") as scratch:
             copy, home = Path(scratch) / "project", Path(scratch) / "home"
             home.mkdir()
             # The editor skips hidden folders (.git, .godot among them): the copy does too.
@@ -265,7 +265,7 @@ def importer_options(engine: engines.Engine) -> Path:
     if folder.is_dir():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="godot-bridge-importers-", dir=folder.parent) as scratch:
+    with tempfile.TemporaryDirectory(prefix="gdres-importers-", dir=folder.parent) as scratch:
         probe, home, made = Path(scratch) / "project", Path(scratch) / "home", Path(scratch) / "made"
         for path in (probe, home, made):
             path.mkdir()
@@ -426,5 +426,5 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
             nofollow.write(root, (".godot", name), data)
     if written:
         shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
-        log.warning("godot-bridge: wrote %d .import file(s) beside assets that had none, as the Godot editor "
+        log.warning("gdres: wrote %d .import file(s) beside assets that had none, as the Godot editor "
                     "does: %s", len(written), shown)

@@ -1,4 +1,4 @@
-"""The `godot-bridge` command: requests in, replies out; stdout carries replies and nothing else."""
+"""The `gdres` command: requests in, replies out; stdout carries replies and nothing else."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from godot_bridge.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS, default_processes
-from godot_bridge.errors import BridgeError
-from godot_bridge.requests import paths
-from godot_bridge.version import __version__
+from gdres.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS, default_processes
+from gdres.errors import BridgeError
+from gdres.requests import paths
+from gdres.version import __version__
 
 # Types only: typing costs a warm `run` ~5 ms of its ~60. Type checkers take any TYPE_CHECKING as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any, NoReturn
 
-    from godot_bridge.front.api import Bridge
+    from gdres.front.api import Bridge
 
 # The API and the engine's modules are imported where they are needed: `schema` starts no engine,
 # and a warm `run` (front/warm.py) hands its request to a host process that has them loaded.
@@ -32,7 +32,7 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"godot-bridge: {message} (see godot-bridge --help)\n")
+        self.exit(EXIT_USAGE, f"gdres: {message} (see gdres --help)\n")
 
 
 class UsageError(Exception):
@@ -41,12 +41,12 @@ class UsageError(Exception):
 
 def _global_options(top: bool) -> _Parser:
     """The options accepted before and after the command; only the top level sets defaults,
-    so that `godot-bridge --godot X run` is not undone by the command's own default."""
+    so that `gdres --godot X run` is not undone by the command's own default."""
     default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
     options = _Parser(add_help=False)
     options.add_argument("--godot", metavar="PATH", default=default(None),
                          help="Godot binary (default: GODOT_BIN, GODOT or GODOT4, else the newest Godot 4.4+ on PATH "
-                         "or where its installers put it; `godot-bridge doctor` lists what it finds)")
+                         "or where its installers put it; `gdres doctor` lists what it finds)")
     options.add_argument("--timeout", type=float, default=default(DEFAULT_TIMEOUT), metavar="SECONDS",
                          help=f"deadline of one request (default {DEFAULT_TIMEOUT:g}); the engine is replaced after it")
     options.add_argument("--verbose", action="store_true", default=default(False),
@@ -61,12 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the parser of the whole command line."""
     common = _global_options(top=False)
     parser = _Parser(
-        prog="godot-bridge",
+        prog="gdres",
         description="Create and inspect Godot 4 resources through the real headless engine. "
         "Replies are JSON on stdout; exit status 0 when all are ok, 1 when any is an error, 2 for misuse.",
         parents=[_global_options(top=True)],
     )
-    parser.add_argument("--version", action="version", version=f"godot-bridge {__version__}")
+    parser.add_argument("--version", action="version", version=f"gdres {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", parents=[common], help="serve one request",
                               description="Serve one request and print its reply as one line of JSON.")
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                             f"{ENGINES_PER_PROCESS} engines")
     batch.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
-    # A part of a batch served by several processes (godot_bridge/serving/fleet.py): each reply is
+    # A part of a batch served by several processes (gdres/serving/fleet.py): each reply is
     # marked with its status, and no summary is written.
     batch.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _usage(f"--timeout must be a positive number of seconds, not {args.timeout}")
     try:
         if args.command == "schema":
-            from godot_bridge.requests.models import request_schema
+            from gdres.requests.models import request_schema
 
             _print(request_schema(), indent=2)
             return EXIT_OK
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> NoReturn:
-    """The `godot-bridge` command (and `python -m godot_bridge`): main(), then out of the process
+    """The `gdres` command (and `python -m gdres`): main(), then out of the process
     without the interpreter's teardown.
 
     Once main() has returned, each engine it started is stopped and each reply is written. The
@@ -187,14 +187,14 @@ def _run(args: argparse.Namespace) -> int:
         if sys.stdin is None:
             raise _stdin_closed("give the request as an argument, or @FILE")
         if sys.stdin.isatty():
-            sys.stderr.write("godot-bridge run: reading one JSON request from the terminal; end it with Ctrl-D "
+            sys.stderr.write("gdres run: reading one JSON request from the terminal; end it with Ctrl-D "
                              "(or give the request as an argument, or @FILE)\n")
         text = _decoded(sys.stdin.buffer.read())
     else:
         text = source
     reply = None
     if args.warm:
-        from godot_bridge.front import warm
+        from gdres.front import warm
 
         reply = warm.ask_host(text, godot=args.godot, timeout=args.timeout, auto_import=not args.no_import,
                               cwd=os.getcwd(), on_note=_show_note)
@@ -221,7 +221,7 @@ def _run_cold(args: argparse.Namespace, text: str) -> dict[str, Any]:
     json_like = text.removeprefix("\ufeff").lstrip().startswith(("{", "["))
     if isinstance(request, str) and not json_like and "error" in reply:
         reply["error"]["message"] += (
-            "; `godot-bridge run` takes the request itself as JSON, or @FILE naming a file that holds it, "
+            "; `gdres run` takes the request itself as JSON, or @FILE naming a file that holds it, "
             'e.g. {"op": "resource_read", "project_path": ".", "resource_path": "' + _example_path(text) + '"}')
     return reply
 
@@ -235,7 +235,7 @@ def _example_path(text: str) -> str:
 def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
     # Imported here, and light: the request models (pydantic, ~0.1 s) load with the first request,
     # while the engine that _prewarm launched starts.
-    from godot_bridge.front.api import Bridge
+    from gdres.front.api import Bridge
 
     _log_to_stderr()
     return Bridge(args.godot, jobs=jobs, timeout=args.timeout, verbose=args.verbose,
@@ -244,7 +244,7 @@ def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
 
 def _decode(text: str) -> Any:
     """The decoded request, or its text where it does not decode (its reply then says why)."""
-    from godot_bridge.requests.request import decode
+    from gdres.requests.request import decode
 
     try:
         return decode(text)
@@ -272,12 +272,12 @@ def _mcp(bridge: Bridge, project: str | None, allow_scripts: bool) -> int:
             raise UsageError(f"--project: {exc.message}") from None
     # Imported here because the MCP SDK takes ~0.4 s to import, which no other command should pay.
     try:
-        from godot_bridge.front.mcp import serve
+        from gdres.front.mcp import serve
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] != "mcp":
             raise
-        raise UsageError("the MCP server needs the MCP SDK: pip install 'godot-bridge[mcp]' "
-                         "(or pipx inject godot-bridge mcp)") from None
+        raise UsageError("the MCP server needs the MCP SDK: pip install 'gdres[mcp]' "
+                         "(or pipx inject gdres mcp)") from None
 
     serve(bridge, project, allow_scripts)
     return EXIT_OK
@@ -325,7 +325,7 @@ def _batch(args: argparse.Namespace) -> int:
 def _batch_parts(args: argparse.Namespace, jobs: int, processes: int, lines: Iterable[str],
                  progress: _Progress) -> int:
     """Serve the batch through `processes` bridge processes sharing `jobs` engines (serving/fleet.py)."""
-    from godot_bridge.serving.fleet import Fleet, part_argv, shares
+    from gdres.serving.fleet import Fleet, part_argv, shares
 
     _log_to_stderr()
     options = [f"--timeout={args.timeout!r}"]
@@ -447,7 +447,7 @@ def _reads(raw: Any, held: bytes) -> Iterator[bytes]:
         if chunk is None:
             # Nothing yet on a descriptor left non-blocking by whoever started this process: wait
             # for more (it was taken for the input's end, and the batch cut short).
-            from godot_bridge.engine import platform
+            from gdres.engine import platform
 
             platform.wait_for_input(raw)
             continue
@@ -476,8 +476,8 @@ def _log_to_stderr() -> None:
 
 
 def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
-    from godot_bridge.engine import godot as engines
-    from godot_bridge.engine import wall
+    from gdres.engine import godot as engines
+    from gdres.engine import wall
 
     _log_to_stderr()
     report: dict[str, Any] = {"op": "doctor"}
@@ -514,12 +514,12 @@ def _doctor(godot: str | None, project: str | None, as_json: bool) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    """Import every asset of a project not imported yet (godot_bridge/serving/imports.py), with a
+    """Import every asset of a project not imported yet (gdres/serving/imports.py), with a
     progress bar; print one reply."""
     from pathlib import Path  # not at the top: a warm run's own process loads no pathlib
 
-    from godot_bridge.engine import godot as engines
-    from godot_bridge.serving import imports
+    from gdres.engine import godot as engines
+    from gdres.serving import imports
 
     _log_to_stderr()
     reply: dict[str, Any] = {"op": "import", "project_path": args.project}
@@ -562,7 +562,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
     project = report.get("project")
     if project is not None and project["valid"]:
         state = ("imported" if project["imported"] else
-                 "not imported yet (a request imports the assets it needs; `godot-bridge import` imports all)")
+                 "not imported yet (a request imports the assets it needs; `gdres import` imports all)")
         lines.append(f"Project: {project['path']}: a Godot project, {state}")
     elif project is not None:
         lines.append(f"Project: not usable: {project['error']['message']}")
@@ -596,14 +596,14 @@ class _ImportProgress:
     `bar` (tqdm), else the lines a pool's import logs (serving/starter.py progress_lines: a CI log)."""
 
     def __init__(self, bar: bool) -> None:
-        from godot_bridge.serving.starter import progress_lines
+        from gdres.serving.starter import progress_lines
 
         self.want_bar = bar
         self.bar: Any = None
         self.lines = progress_lines(time.monotonic())
 
     def start(self, assets: Sequence[str]) -> None:
-        print(f"godot-bridge: importing {len(assets)} asset(s)", file=sys.stderr, flush=True)
+        print(f"gdres: importing {len(assets)} asset(s)", file=sys.stderr, flush=True)
         if self.want_bar:
             from tqdm import tqdm
 
@@ -655,7 +655,7 @@ class _Progress:
         if not self.summary:
             return
         errors = f"{self.errors} error{'s' if self.errors != 1 else ''}"
-        sys.stderr.write(f"godot-bridge: {done} request{'s' if done != 1 else ''} in {elapsed:.1f} s "
+        sys.stderr.write(f"gdres: {done} request{'s' if done != 1 else ''} in {elapsed:.1f} s "
                          f"({done / max(elapsed, 1e-9):.0f} req/s): {done - self.errors} ok, {errors}\n")
         sys.stderr.flush()
 
@@ -689,6 +689,6 @@ def _reader_gone() -> None:
 
 
 def _usage(message: str) -> int:
-    sys.stderr.write(f"godot-bridge: {message}\n")
+    sys.stderr.write(f"gdres: {message}\n")
     return EXIT_USAGE
 

@@ -1,5 +1,5 @@
 """The engines of a pool: the Godot binary, found and checked once; its settings packs; workers
-launched behind the wall; and the imports of the projects they serve (godot_bridge/serving/imports.py)."""
+launched behind the wall; and the imports of the projects they serve (gdres/serving/imports.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from godot_bridge.engine import DEFAULT_TIMEOUT, wall
-from godot_bridge.engine import godot as engines
-from godot_bridge.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
-from godot_bridge.scripts import gdscript_dir
-from godot_bridge.serving import imports
-from godot_bridge.serving.imports import EVERY_ASSET
-from godot_bridge.serving.journal import Journal
+from gdres.engine import DEFAULT_TIMEOUT, wall
+from gdres.engine import godot as engines
+from gdres.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
+from gdres.scripts import gdscript_dir
+from gdres.serving import imports
+from gdres.serving.imports import EVERY_ASSET
+from gdres.serving.journal import Journal
 
 IMPORT_PROGRESS_EVERY = 2.0
 """Seconds between two progress lines of an import (and one when the last asset is imported)."""
@@ -27,7 +27,7 @@ not imported yet (each import starts an editor: ~2 s before its first asset)."""
 ArgvFor = Callable[[Path, str], Sequence[str]]
 """Build the command line of a worker for a project root and a reply token."""
 
-log = logging.getLogger("godot_bridge")
+log = logging.getLogger("gdres")
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Settings:
     """How engines are found, started, given deadlines and retired: the one copy of these settings."""
 
     godot: str | None = None
-    """The Godot binary (None: found as godot_bridge/engine/godot.py find_godot says)."""
+    """The Godot binary (None: found as gdres/engine/godot.py find_godot says)."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds one request may take before its engine is killed and replaced."""
     verbose: bool = False
@@ -69,7 +69,7 @@ class Starter:
         self._tried_asset: dict[tuple[Path, str], tuple[int, int] | None] = {}
         """Each asset (res:// path) the pool imported or was refused, with its source's stamp then."""
         self.journals: dict[Path, Journal] = {}
-        """The journal of the atomic batch being served on a project (godot_bridge/serving/journal.py)."""
+        """The journal of the atomic batch being served on a project (gdres/serving/journal.py)."""
         self.import_time = 0.0
         """Seconds the pool's thread has spent in imports, reading no reply meanwhile: a deadline in
         flight is pushed back by what of it passed since that deadline's clock started."""
@@ -119,7 +119,7 @@ class Starter:
 
     def trusted_import(self, root: Path) -> None:
         """Before an allow_scripts request is served on `root`, import it as the editor does, its
-        scripts allowed, when no editor has opened it (godot_bridge/serving/imports.py trusted_import):
+        scripts allowed, when no editor has opened it (gdres/serving/imports.py trusted_import):
         its script classes are unknown until then, and a resource whose script names another's class
         would read as if it had no script. Only for a project that has named classes or GDExtensions
         (else the editor would make nothing a script needs); once per pool; a failure is logged, and
@@ -130,23 +130,23 @@ class Starter:
         if not imports.needs_editor_tables(root):
             return
         started = time.monotonic()
-        log.warning("godot-bridge: importing %s as the Godot editor does, its scripts allowed (allow_scripts; once): "
+        log.warning("gdres: importing %s as the Godot editor does, its scripts allowed (allow_scripts; once): "
                     "no editor has opened it, so its script classes are not known yet", root)
         self._inbox.flush()
         failure = imports.trusted_import(self.found_engine(), root, max(self.settings.timeout, imports.IMPORT_TIMEOUT),
                                          lambda done, total: None)
         self.import_time += time.monotonic() - started
         if failure is not None:
-            log.warning("godot-bridge: the import of %s with its scripts failed: %s", root, failure)
+            log.warning("gdres: the import of %s with its scripts failed: %s", root, failure)
             return
         self._imports[root] = self.imports(root) + 1
-        log.warning("godot-bridge: imported %s with its scripts in %.1f s", root, time.monotonic() - started)
+        log.warning("gdres: imported %s with its scripts in %.1f s", root, time.monotonic() - started)
 
     def import_for(self, root: Path, seen: int, stamp: int | None,
                    assets: Sequence[str] = EVERY_ASSET) -> tuple[bool, str | None]:
         """Import `assets` of `root` (res:// paths the engine named, or all of them) for a worker that
         answered not_imported, started after `seen` imports of the pool's and at import stamp `stamp`
-        (godot_bridge/serving/imports.py); not again when the pool's own last import of the same assets
+        (gdres/serving/imports.py); not again when the pool's own last import of the same assets
         left the stamp as it is (it did not help, and would not again).
 
         Return whether to serve the request again, and why the assets were not all imported (None
@@ -156,7 +156,7 @@ class Starter:
             return True, None
         if not self.settings.auto_import:
             return False, ("the project's assets are not imported and --no-import (auto_import=False) keeps the "
-                           "bridge from importing them: run without it, or run `godot-bridge import` once")
+                           "bridge from importing them: run without it, or run `gdres import` once")
         if assets != EVERY_ASSET and all(self._tried_asset.get((root, path)) == _source_stamp(root, path)
                                          for path in assets):
             # Each was imported (or refused) by this pool and has not changed since: the engine still
@@ -175,7 +175,7 @@ class Starter:
             listed = ", ".join(path.removeprefix("res://") for path in imported[:3])
             more = f" and {len(imported) - 3} more" if len(imported) > 3 else ""
             which = "" if assets == EVERY_ASSET else " that the request needs"
-            log.warning("godot-bridge: importing the assets of %s%s (%d, once): %s%s", root, which, len(imported),
+            log.warning("gdres: importing the assets of %s%s (%d, once): %s%s", root, which, len(imported),
                         listed, more)
 
         # The import blocks the pool's thread, which hands requests to the engines and reads their
@@ -190,7 +190,7 @@ class Starter:
             self._tried_asset[(root, path)] = _source_stamp(root, path)
         if outcome.imported:
             self._imports[root] = self.imports(root) + 1
-            log.warning("godot-bridge: imported the assets of %s in %.1f s", root, time.monotonic() - started)
+            log.warning("gdres: imported the assets of %s in %.1f s", root, time.monotonic() - started)
         why = outcome.why_not()
         return why is None, why
 
@@ -205,7 +205,7 @@ def progress_lines(started: float) -> imports.Progress:
         now = time.monotonic()
         if now - shown >= IMPORT_PROGRESS_EVERY or done == of:
             shown = now
-            log.warning("godot-bridge: importing: %d of %d assets, %.0f s", done, of, now - started)
+            log.warning("gdres: importing: %d of %d assets, %.0f s", done, of, now - started)
 
     return progress
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from godot_bridge.engine import cache_dir, discovery
-from godot_bridge.errors import EngineNotFound, EngineUnsupported
-from godot_bridge.scripts import gdscript_dir
+from gdres.engine import cache_dir, discovery
+from gdres.errors import EngineNotFound, EngineUnsupported
+from gdres.scripts import gdscript_dir
 
 # The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
 MIN_VERSION = (4, 4)
@@ -129,13 +129,13 @@ def survey(explicit: str | None = None, environ: Mapping[str, str] | None = None
     if too_old is not None:
         return Survey(findings, None, EngineUnsupported(
             f"no supported Godot found: {too_old.path} is Godot {too_old.version or 'of unknown version'}; "
-            f"godot-bridge needs Godot {_minimum()} or newer ({_DOCTOR})"))
+            f"gdres needs Godot {_minimum()} or newer ({_DOCTOR})"))
     return Survey(findings, None, EngineNotFound(
         "no Godot binary found: pass --godot PATH, set GODOT_BIN, or install Godot where its installers put it "
         f"(scripts/install-godot.sh installs one; {_DOCTOR})"))
 
 
-_DOCTOR = "godot-bridge doctor lists every Godot it looked at"
+_DOCTOR = "gdres doctor lists every Godot it looked at"
 
 
 def _named(named: list[tuple[str, str]], roots: discovery.Roots, complete: bool) -> Survey:
@@ -154,7 +154,7 @@ def _named(named: list[tuple[str, str]], roots: discovery.Roots, complete: bool)
         elif not engine.supported:
             error = EngineUnsupported(f"{source} names {path}, which is Godot "
                                       f"{engine.version or 'of unknown version'}; "
-                                      f"godot-bridge needs Godot {_minimum()} or newer")
+                                      f"gdres needs Godot {_minimum()} or newer")
         reason = (f"chosen: {source} names it" if error is None else
                   f"not usable: {failure or _unsupported(engine)}")
         first = Finding(source, path, _version(engine), error is None, reason)
@@ -211,7 +211,7 @@ def _unsupported(engine: Engine | None) -> str:
         return "it printed no version for --version"
     if engine.version_tuple == (0, 0, 0):
         return f"its --version answer {engine.version[:60]!r} is not a Godot version"
-    return f"older than Godot {_minimum()}, which godot-bridge needs"
+    return f"older than Godot {_minimum()}, which gdres needs"
 
 
 def _minimum() -> str:
@@ -226,7 +226,7 @@ def probe(path: str) -> Engine:
         raise EngineNotFound(f"{path} could not be run to ask its version: {exc}") from None
     if not engine.supported:
         raise EngineUnsupported(
-            f"{path} is Godot {engine.version or 'of unknown version'}; godot-bridge needs Godot "
+            f"{path} is Godot {engine.version or 'of unknown version'}; gdres needs Godot "
             f"{_minimum()} or newer"
         )
     return engine
@@ -312,7 +312,7 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     if pack.is_file():
         return pack
     pack.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="godot-bridge-pack-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="gdres-pack-") as scratch:
         (Path(scratch) / "project.godot").write_text(_QUIET_PROJECT, "utf-8")
         building = pack.with_name(f".{pack.name}.{os.getpid()}.tmp")
         argv = [engine.path, "--headless", "--path", scratch, "-s", str(builder), "--", str(building), flavour]

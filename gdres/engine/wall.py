@@ -5,9 +5,9 @@ this wall holds even where the gate were wrong: an engine started behind it can 
 an engine needs (the system's, the engine's own, the bridge's scripts and settings pack, the
 project), list folders (names only), write only inside the project and /dev/null, and (Landlock
 ABI 4, Linux 6.7) neither bind nor connect a TCP socket. An import's engines are walled alike, with
-the import's shadow and a private home in place of the project (godot_bridge/serving/imports.py). Landlock
+the import's shadow and a private home in place of the project (gdres/serving/imports.py). Landlock
 needs no privilege (Linux 5.13+); where it is missing the engine runs without the wall, and
-`godot-bridge doctor` says so.
+`gdres doctor` says so.
 
 The wall is put up by this file run as a launcher, which restricts itself and then becomes the
 engine (exec): `python -I -S wall.py --read DIR... --write DIR... -- ENGINE ARGS...`. A launcher, not
@@ -61,7 +61,7 @@ _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE
 # What every engine reads: the system's libraries, configuration and kernel interfaces.
 SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev")
 
-OFF_VARIABLE = "GODOT_BRIDGE_WALL"
+OFF_VARIABLE = "GDRES_WALL"
 """Set to "off" to start engines without the wall (for a Godot build that must open more)."""
 
 _LAUNCHER = os.path.realpath(__file__)

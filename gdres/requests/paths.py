@@ -15,7 +15,7 @@ import re
 import stat
 import string
 
-from godot_bridge.errors import InvalidPath, PathOutsideProject, ProjectNotFound
+from gdres.errors import InvalidPath, PathOutsideProject, ProjectNotFound
 
 # Types only: pathlib costs a warm `run` (front/warm.py, which needs project_root()) ~4 ms. Type
 # checkers take any TYPE_CHECKING as True.

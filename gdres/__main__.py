@@ -1,0 +1,5 @@
+"""`python -m gdres` is `gdres`."""
+
+from gdres.front.cli import entry
+
+entry()

@@ -1,3 +1,0 @@
-"""The version of godot-bridge: the one place it is written (pyproject.toml reads it from here)."""
-
-__version__ = "0.2.0"
