@@ -89,6 +89,10 @@ class Router:
             return None
         return tuple((paths.loosely_folded(whole), role) for whole, role in named)
 
+    def root(self, raw: dict[str, Any]) -> str | None:
+        """The real path of the project `raw` names, or None where it names none."""
+        return self._root(raw.get("project_path"))
+
     def written(self, raw: Any) -> list[str]:
         """The real paths of the files `raw` may write (none where the router cannot tell)."""
         named = self._named(raw) if isinstance(raw, dict) else None
