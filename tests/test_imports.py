@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -521,6 +522,26 @@ def test_the_import_with_scripts_runs_them_behind_the_wall(scripted_clone: Path,
 
 
 @pytest.mark.timeout(180)
+def test_an_import_during_a_batch_has_a_bar_of_its_own_and_stops_the_batch_clock(
+        textured: Path, godot_bin: str) -> None:
+    # Before: the import's log lines broke into the batch's bar, and that bar's rate and time left
+    # counted the import ("3.45s/req", "03:20" left for a batch that ended in a second).
+    lines = [json.dumps(style_box(textured, f"ui/p{i}.tres")) for i in range(40)]
+    done = run_cli("batch", "--progress", "-j", "1", input="".join(line + "\n" for line in lines), godot=godot_bin)
+    assert done.returncode == 0, done.stderr
+    shown = [part.strip() for line in done.stderr.splitlines() for part in line.split("\r") if part.strip()]
+    named = next(i for i, part in enumerate(shown) if part.startswith(IMPORTING))
+    assert shown[named] == f"{IMPORTING} {textured} that the request needs (1, once): icons/red.png"
+    assert any(part.startswith("import: 100%") and "1/1" in part for part in shown[named:])
+    imported = next(i for i, part in enumerate(shown) if part.startswith("gdres: imported the assets of"))
+    assert all(part.startswith(("batch:", "gdres: ")) for part in shown[imported:])
+    last = [part for part in shown if part.startswith("batch:")][-1]
+    assert "40req" in last
+    elapsed = re.search(r"\[(\d\d):(\d\d)[<,]", last)
+    assert elapsed is not None and int(elapsed[1]) * 60 + int(elapsed[2]) < 3, last  # the import took seconds
+
+
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("bar", [False, True])
 def test_the_import_command_imports_every_asset_not_yet_imported_with_counts_that_agree(
         textured: Path, godot_bin: str, bar: bool) -> None:
@@ -530,7 +551,7 @@ def test_the_import_command_imports_every_asset_not_yet_imported_with_counts_tha
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"op": "import", "project_path": str(textured), "imported": 3, "refused": {},
                                        "result": "ok"}
-    assert "gdres: importing 3 asset(s)" in done.stderr
+    assert f"{IMPORTING} {textured} (3, once): icons/" in done.stderr
     assert ("3/3" if bar else "gdres: importing: 3 of 3 assets") in done.stderr, done.stderr
     again = run_cli("import", str(textured), "--no-progress", godot=godot_bin)
     assert json.loads(again.stdout)["imported"] == 0  # each is current now: nothing to do

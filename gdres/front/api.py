@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
@@ -21,8 +21,11 @@ from gdres.serving.starter import Settings
 if TYPE_CHECKING:
     # Types only: pydantic and the models cost ~0.1 s to import, which `gdres run` spends
     # while its engine starts (the first request is parsed then), not before it launches the engine.
+    from pathlib import Path
+
     from gdres.requests.models import Answers
     from gdres.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
+    from gdres.serving.starter import ImportShown
 
 StrPath = Union[str, "os.PathLike[str]"]
 """A path member of a typed method: a string or a pathlib.Path."""
@@ -51,10 +54,13 @@ class Bridge:
         max_requests: int | None = MAX_REQUESTS,
         max_rss: int | None = MAX_RSS,
         relative_to: str | None = None,
+        import_shown: Callable[[Path], ImportShown] | None = None,
     ) -> None:
+        """`import_shown`: how an import of a project's assets is shown, made for each import from the
+        project's root (default: lines on the `gdres` logger; gdres/serving/starter.py ImportShown)."""
         self.settings = Settings(godot, timeout=timeout, verbose=verbose, auto_import=auto_import,
                                  start_timeout=start_timeout, max_requests=max_requests, max_rss=max_rss,
-                                 relative_to=relative_to)
+                                 relative_to=relative_to, import_shown=import_shown)
         self._pool = Pool(self.settings, jobs=jobs)
 
     def __enter__(self) -> Bridge:

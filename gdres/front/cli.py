@@ -20,6 +20,7 @@ from gdres.version import __version__
 # Types only: typing costs a warm `run` ~5 ms of its ~60. Type checkers take any TYPE_CHECKING as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import IO, Any, NoReturn
 
     from gdres.front.api import Bridge
@@ -239,14 +240,16 @@ def _example_path(text: str) -> str:
     return word if word.endswith((".tres", ".tscn", ".res")) and '"' not in word and "\\" not in word else "a.tres"
 
 
-def _bridge(args: argparse.Namespace, jobs: int = 1) -> Bridge:
+def _bridge(args: argparse.Namespace, jobs: int = 1, progress: _Progress | None = None) -> Bridge:
+    """The bridge of a command; an import while `progress` shows a bar gets a bar of its own."""
     # Imported here, and light: the request models (pydantic, ~0.1 s) load with the first request,
     # while the engine that _prewarm launched starts.
     from gdres.front.api import Bridge
 
     _log_to_stderr()
+    shown = (lambda root: _ImportBar(root, progress)) if progress is not None and progress.bar is not None else None
     return Bridge(args.godot, jobs=jobs, timeout=args.timeout, verbose=args.verbose,
-                  auto_import=not args.no_import, relative_to=os.getcwd())
+                  auto_import=not args.no_import, relative_to=os.getcwd(), import_shown=shown)
 
 
 def _decode(text: str) -> Any:
@@ -376,7 +379,7 @@ def _serve(args: argparse.Namespace, jobs: int, processes: int, texts: Iterator[
         lines = itertools.chain([first] if first is not None else [], texts)
         return _batch_parts(args, jobs, processes, lines, numbers, copies, progress)
     request: Any = _decode(first) if first is not None else None
-    with _bridge(args, jobs) as bridge:
+    with _bridge(args, jobs, progress) as bridge:
         if not args.atomic:
             # An atomic batch starts its engines once it has begun its journal.
             _prewarm(bridge, request, min(jobs, total) if total is not None else 1)
@@ -612,10 +615,12 @@ def _import(args: argparse.Namespace) -> int:
     except BridgeError as exc:
         _print({**reply, "result": "error", "error": exc.to_wire()})
         return EXIT_ERROR
-    shown = _ImportProgress(_want_progress(args.progress))
+    from gdres.serving.starter import LoggedImport
+
+    shown = _ImportBar(root) if _want_progress(args.progress) else LoggedImport(root)
     outcome = imports.import_project(engine, root, pack, max(args.timeout, imports.IMPORT_TIMEOUT),
-                                     imports.stamp(root), shown.start, shown.update)
-    shown.close()
+                                     imports.stamp(root), lambda assets: shown.start(assets, ""), shown.update)
+    shown.close(imported=bool(outcome.imported))
     reply.update(imported=len(outcome.imported), refused=outcome.refused)
     why = outcome.why_not()
     if why is None:
@@ -673,39 +678,44 @@ def _count_lines(source: str, most: int | None = None) -> int | None:
         return sum(1 for _ in itertools.islice(lines, most))
 
 
-class _ImportProgress:
-    """An import's progress on stderr: a line naming how many assets, then a bar of its own when
-    `bar` (tqdm), else the lines a pool's import logs (serving/starter.py progress_lines: a CI log)."""
+class _ImportBar:
+    """An import on a terminal: the line naming what is imported and why at once (LoggedImport's),
+    then a bar of its own. The batch's bar, whose rate means nothing meanwhile, is cleared and its
+    clock stopped until the import ends."""
 
-    def __init__(self, bar: bool) -> None:
-        from gdres.serving.starter import progress_lines
+    def __init__(self, root: Path, batch: _Progress | None = None) -> None:
+        from gdres.serving.starter import LoggedImport
 
-        self.want_bar = bar
+        self.logged = LoggedImport(root)
+        self.batch = batch.bar if batch is not None else None
         self.bar: Any = None
-        self.lines = progress_lines(time.monotonic())
 
-    def start(self, assets: Sequence[str]) -> None:
-        print(f"gdres: importing {len(assets)} asset(s)", file=sys.stderr, flush=True)
-        if self.want_bar:
-            from tqdm import tqdm
+    def start(self, assets: Sequence[str], why: str) -> None:
+        from tqdm import tqdm
 
-            self.bar = tqdm(total=len(assets), desc="import", unit="asset", file=sys.stderr, dynamic_ncols=True)
+        if self.batch is not None:
+            self.batch.clear()
+        self.logged.start(assets, why)
+        self.bar = tqdm(total=len(assets), desc="import", unit="asset", file=sys.stderr, dynamic_ncols=True)
 
     def update(self, done: int, total: int) -> None:
         if self.bar is not None:
             self.bar.update(done - self.bar.n)
-        else:
-            self.lines(done, total)
 
-    def close(self) -> None:
+    def close(self, *, imported: bool) -> None:
         if self.bar is not None:
             self.bar.close()
+        self.logged.close(imported=imported)
+        if self.batch is not None:
+            self.batch.unpause()
+            self.batch.refresh()
 
 
 class _Progress:
     """The batch's progress bar on stderr when `bar` (tqdm: as wide as the terminal, percentage,
     elapsed time, rate and time left), errors counted beside it, and, bar or not (a CI log), a
-    summary line when the batch ends."""
+    summary line when the batch ends. While the bar is up, the bridge's messages are written above it
+    (tqdm.write), not through it."""
 
     def __init__(self, total: int | None, *, bar: bool, summary: bool = True) -> None:
         self.summary = summary
@@ -713,11 +723,15 @@ class _Progress:
         self.done = 0
         self.started = time.monotonic()
         self.bar = None
+        self._messages = contextlib.ExitStack()
         if bar:
             # Imported only for a bar: tqdm's import (its version lookup reads package metadata) is
             # ~30 ms of CPU, a batch's whole start-up in a pipeline or CI log otherwise.
             from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
 
+            _log_to_stderr()
+            self._messages.enter_context(logging_redirect_tqdm())
             self.bar = tqdm(total=total, desc="batch", unit="req", file=sys.stderr, dynamic_ncols=True,
                             mininterval=0.1, smoothing=0.1)
 
@@ -734,6 +748,7 @@ class _Progress:
         done, elapsed = self.done, time.monotonic() - self.started
         if self.bar is not None:
             self.bar.close()
+        self._messages.close()
         if not self.summary:
             return
         errors = f"{self.errors} error{'s' if self.errors != 1 else ''}"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from gdres.engine import DEFAULT_TIMEOUT, wall
 from gdres.engine import godot as engines
@@ -50,6 +51,8 @@ class Settings:
     """Resident bytes past which a worker is replaced."""
     relative_to: str | None = None
     """Folder a relative project_path is taken against (None: the current folder, when it is resolved)."""
+    import_shown: Callable[[Path], ImportShown] | None = None
+    """How an import of a project's assets is shown (None: as log lines, LoggedImport)."""
 
 
 class Starter:
@@ -170,44 +173,67 @@ class Starter:
         if self._import_tried.get(tried, -1) == imports.stamp(root):
             return False, None
         started = time.monotonic()
-
-        def announce(imported: Sequence[str]) -> None:
-            listed = ", ".join(path.removeprefix("res://") for path in imported[:3])
-            more = f" and {len(imported) - 3} more" if len(imported) > 3 else ""
-            which = "" if assets == EVERY_ASSET else " that the request needs"
-            log.warning("gdres: importing the assets of %s%s (%d, once): %s%s", root, which, len(imported),
-                        listed, more)
-
+        shown = (self.settings.import_shown or LoggedImport)(root)
+        which = "" if assets == EVERY_ASSET else " that the request needs"
         # The import blocks the pool's thread, which hands requests to the engines and reads their
         # replies: the engines get what was sent first, and serve it meanwhile.
         self._inbox.flush()
-        outcome = imports.import_project(self.found_engine(), root, self.pack(),
-                                         max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp, announce,
-                                         progress_lines(started), assets)
-        self.import_time += time.monotonic() - started
+        try:
+            outcome = imports.import_project(self.found_engine(), root, self.pack(),
+                                             max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp,
+                                             lambda imported: shown.start(imported, which), shown.update, assets)
+        except BaseException:
+            shown.close(imported=False)
+            raise
+        finally:
+            self.import_time += time.monotonic() - started
+        shown.close(imported=bool(outcome.imported))
         self._import_tried[tried] = imports.stamp(root)
         for path in [*outcome.imported, *outcome.refused]:
             self._tried_asset[(root, path)] = _source_stamp(root, path)
         if outcome.imported:
             self._imports[root] = self.imports(root) + 1
-            log.warning("gdres: imported the assets of %s in %.1f s", root, time.monotonic() - started)
         why = outcome.why_not()
         return why is None, why
 
 
-def progress_lines(started: float) -> imports.Progress:
-    """An import's progress as log lines (`importing: 120 of 204 assets, 6 s`): one every
-    IMPORT_PROGRESS_EVERY seconds, and one when the last asset is imported."""
-    shown = started
+class ImportShown(Protocol):
+    """How an import of a project's assets is shown as it runs."""
 
-    def progress(done: int, of: int) -> None:
-        nonlocal shown
+    def start(self, assets: Sequence[str], why: str) -> None:
+        """The import of `assets` (res:// paths) begins; `why`: "" (every asset not imported yet) or
+        " that the request needs"."""
+
+    def update(self, done: int, total: int) -> None:
+        """`done` of the `total` assets are imported (the same total start() was told)."""
+
+    def close(self, *, imported: bool) -> None:
+        """The import ended, once; `imported`: it imported assets (else it failed, or had none to import)."""
+
+
+class LoggedImport:
+    """An import shown as log lines (a CI log, the Python API): what is imported and why, at once; a
+    progress line (`importing: 120 of 204 assets, 6 s`) every IMPORT_PROGRESS_EVERY seconds and when
+    the last asset is imported; and the time it took."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.started = self.shown = time.monotonic()
+
+    def start(self, assets: Sequence[str], why: str) -> None:
+        listed = ", ".join(path.removeprefix("res://") for path in assets[:3])
+        more = f" and {len(assets) - 3} more" if len(assets) > 3 else ""
+        log.warning("gdres: importing the assets of %s%s (%d, once): %s%s", self.root, why, len(assets), listed, more)
+
+    def update(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if now - shown >= IMPORT_PROGRESS_EVERY or done == of:
-            shown = now
-            log.warning("gdres: importing: %d of %d assets, %.0f s", done, of, now - started)
+        if now - self.shown >= IMPORT_PROGRESS_EVERY or done == total:
+            self.shown = now
+            log.warning("gdres: importing: %d of %d assets, %.0f s", done, total, now - self.started)
 
-    return progress
+    def close(self, *, imported: bool) -> None:
+        if imported:
+            log.warning("gdres: imported the assets of %s in %.1f s", self.root, time.monotonic() - self.started)
 
 
 def _source_stamp(root: Path, asset: str) -> tuple[int, int] | None:
