@@ -122,6 +122,12 @@ def file_uid(path: Path) -> str:
     return found.group(1) if found else ""
 
 
+def mask_uids(text: str) -> str:
+    """`text` with each uid:// left bare: a new file's uid is drawn at random, as the editor draws it,
+    so that two runs of one batch differ there only."""
+    return re.sub(r"uid://[a-z0-9]+", "uid://", text)
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """Every file under `root` (relative path -> sha256), to show a request changed nothing."""
     return {

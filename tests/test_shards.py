@@ -14,10 +14,8 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, snapshot, wait_for
+from conftest import FIXTURES, mask_uids, snapshot, wait_for
 from gdres.serving.shards import parse_shard, shard_lines
-
-_UID = re.compile(r"uid://[a-z0-9]+")
 
 
 def _gdres(*args: str, cwd: Path, env: dict[str, str] | None = None,
@@ -54,13 +52,9 @@ def _chains(count: int) -> list[str]:
     return [line.replace('{"op"', '{"project_path": ".", "op"', 1) for line in lines]
 
 
-def _masked(text: str) -> str:
-    """A new file's uid is drawn at random, as the editor draws it: the same batch run twice differs there only."""
-    return _UID.sub("uid://", text)
-
 
 def _files(root: Path) -> dict[str, str]:
-    return {path: _masked((root / path).read_text(encoding="utf-8", errors="replace"))
+    return {path: mask_uids((root / path).read_text(encoding="utf-8", errors="replace"))
             for path in snapshot(root) if not path.startswith(".godot/")}
 
 
@@ -105,7 +99,7 @@ def test_three_shards_merged_are_one_batch_in_replies_and_files(godot_bin: str, 
     assert sum(sizes) == 3000 and min(sizes) >= 900  # every line once, the chains spread evenly
     merged = sorted((line for out in outputs for line in out.stdout.splitlines()),
                     key=lambda line: json.loads(line)["line"])
-    assert [_masked(line) for line in merged] == [_masked(line) for line in one.stdout.splitlines()]
+    assert mask_uids("\n".join(merged) + "\n") == mask_uids(one.stdout)
     assert [json.loads(line)["line"] for line in merged] == list(range(1, 3001))
     failed = {json.loads(line)["line"] for line in one.stdout.splitlines() if '"result":"error"' in line}
     assert failed == {chain * 10 + 9 for chain in range(300) if chain % 30}  # the missing files' reads only
@@ -146,7 +140,7 @@ def test_resume_after_a_kill_serves_only_the_lines_not_answered(godot_bin: str, 
     second = _gdres("batch", "in.jsonl", "--no-progress", "-j", "1", "--resume", "first.jsonl", cwd=resumed)
     assert f"gdres: {len(ok)} lines answered ok in first.jsonl, copied from it" in second.stderr
     assert f"gdres: {600 - len(ok)} requests in " in second.stderr  # served: only the others
-    assert [_masked(line) for line in second.stdout.splitlines()] == [_masked(line) for line in one.stdout.splitlines()]
+    assert mask_uids(second.stdout) == mask_uids(one.stdout)
     assert second.returncode == one.returncode
     (resumed / "first.jsonl").unlink()
     assert _files(resumed) == _files(whole)
