@@ -29,7 +29,7 @@ LAYERS = {
     "serving/locks": 0, "serving/ordering": 0, "serving/nofollow": 0, "serving/journal": 1, "serving/imports": 1,
     "serving/starter": 2,
     "serving/slot": 3,
-    "serving/pool": 4, "serving/fleet": 4,
+    "serving/pool": 4, "serving/fleet": 4, "serving/shards": 5,
     "front/api": 0, "front/mcp": 1, "front/warm": 1, "front/cli": 2,
     "__init__": 9, "__main__": 9,
 }

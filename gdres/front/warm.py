@@ -65,7 +65,7 @@ _CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file_
 """The folder that holds the bridge's code: gdres/ and gdscript/."""
 _KEYED_ENVIRONMENT = ("PATH", "HOME", "PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
                       "XDG_CONFIG_HOME", "XDG_DATA_DIRS")
-"""Variables the bridge or the engine reads (with every GODOT* one): a host is started with the client's."""
+"""Variables the bridge or the engine reads (with every GODOT* and GDRES_* one): a host is started with the client's."""
 
 
 def available() -> bool:
@@ -217,7 +217,7 @@ def _settings(root: str, godot: str | None, timeout: float, auto_import: bool, c
     read (a Godot path and PATH's folders made absolute: the host runs elsewhere), the umask, this
     machine and the code."""
     environment = {name: value for name, value in os.environ.items()
-                   if name in _KEYED_ENVIRONMENT or name.startswith("GODOT")}
+                   if name in _KEYED_ENVIRONMENT or name.startswith(("GODOT", "GDRES_"))}
     environment.pop("GDRES_WARM_IDLE", None)
     for name in ("PATH", "PYTHONPATH"):
         if name in environment:
