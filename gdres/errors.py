@@ -118,6 +118,12 @@ class Timeout(EngineError):
     code = "timeout"
 
 
+class Conflict(BridgeError):
+    """The file a write's if_match guards changed since the reply that gave its etag: nothing was written."""
+
+    code = "conflict"
+
+
 class Skipped(BridgeError):
     code = "skipped"
 
@@ -145,7 +151,7 @@ ERROR_CLASSES: dict[str, type[BridgeError]] = {
 ENGINE_CODES = frozenset({
     "invalid_json", "invalid_request", "invalid_path", "path_outside_project", "not_found", "not_imported",
     "invalid_type", "unknown_property", "forbidden_property", "invalid_value", "node_not_found",
-    "incompatible_node", "unsafe_resource", "load_failed", "save_failed",
+    "incompatible_node", "unsafe_resource", "load_failed", "save_failed", "conflict",
 })
 """The codes the engine side sends (gdscript/job.gd declares exactly these); the others are the
 bridge's own: the engine's life, and what never reaches an engine."""

@@ -16,6 +16,7 @@ const INCOMPATIBLE_NODE: String = "incompatible_node"
 const UNSAFE_RESOURCE: String = "unsafe_resource"
 const LOAD_FAILED: String = "load_failed"
 const SAVE_FAILED: String = "save_failed"
+const CONFLICT: String = "conflict"
 
 const _ERROR_NAMES: Dictionary = {
 	FAILED: "FAILED",
@@ -75,6 +76,13 @@ var journal: String = ""
 ## (gdres/serving/imports.py). The load goes on past each (the gate hands the engine a
 ## placeholder), so one reply names every asset the request's files need.
 var unimported: PackedStringArray = []
+## The etag (sha256 of its bytes, hex) each file the request is about must still have when it is written
+## ({res:// path: etag}, from the request's if_match); one that has changed is a conflict (Saving).
+var if_match: Dictionary = {}
+## The etag of each file the request read (taken before it was loaded: a change meanwhile makes a later
+## if_match fail, never pass) or wrote (of the bytes written), by res:// path: the bridge gives the
+## reply the one of the file the request is about.
+var etags: Dictionary = {}
 ## The request's own names for members it gave under another spelling (the bridge sends them:
 ## {"resource_path": "path"}), so that errors speak the request's language.
 var _names: Dictionary = {}
@@ -85,6 +93,9 @@ func _init(request: Dictionary = {}) -> void:
 	allow_scripts = request.get("allow_scripts", false) == true
 	dry_run = request.get("dry_run", false) == true
 	journal = str(request.get("journal", ""))
+	var guards: Variant = request.get("if_match", {})
+	if typeof(guards) == TYPE_DICTIONARY:
+		if_match = guards
 	var names: Variant = request.get("names", {})
 	if typeof(names) == TYPE_DICTIONARY:
 		_names = names

@@ -128,6 +128,8 @@ func _serve(request: Dictionary) -> Dictionary:
 			reply["dry_run"] = true
 			reply["changes"] = job.changes
 		framed["reply"] = reply
+		if not job.etags.is_empty():
+			framed["etags"] = job.etags
 	return framed
 
 

@@ -122,6 +122,11 @@ def file_uid(path: Path) -> str:
     return found.group(1) if found else ""
 
 
+def file_etag(path: Path) -> str:
+    """The etag a reply gives of the file at `path`: the sha256 of its bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def mask_uids(text: str) -> str:
     """`text` with each uid:// left bare: a new file's uid is drawn at random, as the editor draws it,
     so that two runs of one batch differ there only."""

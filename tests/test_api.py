@@ -10,7 +10,7 @@ from typing import Any, get_type_hints
 import pytest
 from pydantic import TypeAdapter
 
-from conftest import file_uid
+from conftest import file_etag, file_uid
 from gdres import Bridge, BridgeError
 from gdres.errors import ERROR_CLASSES, InvalidRequest, InvalidType, NotFound, PathOutsideProject
 from gdres.requests import replies
@@ -26,7 +26,7 @@ def test_every_typed_method_serves_its_operation(bridge: Bridge, project: Path) 
     shape = bridge.shape_create(root, "CircleShape2D", shape_params={"radius": 4}, save_path="api/c.tres")
     assert shape == {"op": "shape_create", "shape_type": "CircleShape2D", "type": "CircleShape2D",
                      "save_path": "api/c.tres",
-                     "uid": file_uid(root / "api/c.tres"), "result": "ok"}
+                     "uid": file_uid(root / "api/c.tres"), "etag": file_etag(root / "api/c.tres"), "result": "ok"}
     copy = bridge.resource_duplicate(root, "api/m.tres", "api/m2.tres", property_overrides={"roughness": 0.5})
     assert copy["type"] == "StandardMaterial3D"
     read = bridge.resource_read(root, Path("api/m2.tres"))
@@ -146,7 +146,8 @@ def test_call_serves_any_operation_from_its_model_and_returns_its_typed_reply(br
     made = bridge.call(MaterialCreate(project_path=str(project), material_type="StandardMaterial3D",
                                       resource_path="api/std.tres", properties={"roughness": 0.25}))
     assert made == {"op": "material_create", "resource_path": "api/std.tres", "type": "StandardMaterial3D",
-                    "uid": file_uid(project / "api/std.tres"), "result": "ok"}
+                    "uid": file_uid(project / "api/std.tres"), "etag": file_etag(project / "api/std.tres"),
+                    "result": "ok"}
     read = bridge.call(ResourceRead(project_path=str(project), path="api/std.tres"))
     assert read["properties"] == {"roughness": 0.25}
     with pytest.raises(NotFound):

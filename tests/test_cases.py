@@ -18,7 +18,7 @@ from typing import Annotated, Any, Union
 import pytest
 from pydantic import Discriminator, Tag, TypeAdapter
 
-from conftest import snapshot
+from conftest import file_etag, snapshot
 from gdres import Bridge
 from gdres.requests.models import REPLIES, REQUEST_MODELS
 from gdres.requests.replies import ErrorReply
@@ -26,6 +26,7 @@ from gdres.requests.replies import ErrorReply
 CASES = Path(__file__).parent / "cases"
 PLACEHOLDER = "$PROJECT"
 DRAWN_UID = "$UID"
+ETAG = "$ETAG"
 
 
 def _filled(value: Any, project: Path) -> Any:
@@ -38,11 +39,14 @@ def _filled(value: Any, project: Path) -> Any:
     return value
 
 
-def _matches(expected: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+def _matches(expected: dict[str, Any], reply: dict[str, Any], project: Path) -> dict[str, Any]:
     """Return `reply` as the case expects to see it: its message checked by substrings if asked, a
-    drawn uid as "$UID"."""
+    drawn uid as "$UID", and an etag that is the sha256 of a file the reply names as "$ETAG"."""
     if expected.get("uid") == DRAWN_UID and re.fullmatch(r"uid://[a-z0-9]{8,13}", str(reply.get("uid"))):
         reply = {**reply, "uid": DRAWN_UID}
+    named = [project / value for key, value in reply.items() if key.endswith("path") and isinstance(value, str)]
+    if expected.get("etag") == ETAG and reply.get("etag") in {file_etag(path) for path in named if path.is_file()}:
+        reply = {**reply, "etag": ETAG}
     error = expected.get("error")
     if not (isinstance(error, dict) and "message_has" in error and isinstance(reply.get("error"), dict)):
         return reply
@@ -79,7 +83,7 @@ def test_case(case: Path, project: Path, bridge: Bridge) -> None:
         expected = step["reply"]
         before = snapshot(project)
         reply = bridge.run(request)
-        assert _matches(expected, reply) == expected, f"step {number} of {case.name}"
+        assert _matches(expected, reply, project) == expected, f"step {number} of {case.name}"
         REPLY_ADAPTER.validate_python(_canonical(reply))
         if expected.get("result") == "error":
             assert snapshot(project) == before, f"step {number} of {case.name} changed files"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import file_uid, snapshot
+from conftest import file_etag, file_uid, snapshot
 from gdres import Bridge
 from test_duplicate import strip_paths
 
@@ -48,7 +48,8 @@ def _read(bridge: Bridge, project: Path, path: str, depth: int = 8) -> dict[str,
 def test_any_resource_class_is_created_read_back_and_round_trips(bridge: Bridge, project: Path, cls: str) -> None:
     made = _create(bridge, project, cls, f"new/{cls}.tres", CREATED[cls])
     assert made == {"op": "resource_create", "resource_path": f"new/{cls}.tres", "type": cls,
-                    "uid": file_uid(project / f"new/{cls}.tres"), "result": "ok"}
+                    "uid": file_uid(project / f"new/{cls}.tres"), "etag": file_etag(project / f"new/{cls}.tres"),
+                    "result": "ok"}
     first = _read(bridge, project, f"new/{cls}.tres")
     assert first["type"] == cls and first["properties"]
     # The form a read prints is accepted back: read -> create -> read is identical.
@@ -96,7 +97,8 @@ def test_an_update_changes_only_the_named_lines_of_a_file_the_engine_wrote(bridg
     reply = _update(bridge, project, "mats/m.tres", properties={"roughness": 0.9, "metallic": 0.7},
                     reset=["albedo_color"])
     assert reply == {"op": "resource_update", "resource_path": "mats/m.tres", "type": "StandardMaterial3D",
-                     "uid": made["uid"], "changed": ["roughness", "albedo_color"], "result": "ok"}
+                     "uid": made["uid"], "changed": ["roughness", "albedo_color"],
+                     "etag": file_etag(project / "mats/m.tres"), "result": "ok"}
     after = (project / "mats/m.tres").read_text()
     assert sorted(_changed_lines(before, after)) == sorted([
         "-roughness = 0.3", "+roughness = 0.9", "-albedo_color = Color(0.2, 0.4, 0.6, 1)"])

@@ -5,14 +5,16 @@ real run then writes."""
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import file_etag, run_cli
 from gdres import Bridge
+from gdres.requests.models import parse_request
 from test_imports import style_box, textured  # noqa: F401  (the fixture)
 
 WRITES: dict[str, list[dict[str, Any]]] = {
@@ -78,8 +80,16 @@ def test_a_dry_run_changes_nothing_and_its_diff_is_what_the_real_run_writes(
             # A new file's uid is drawn at random on each save, as the editor draws it: the dry run
             # says the one it drew; the rest of the diff is the real run's, line for line.
             assert change["diff"].replace(dry.get("uid", "-"), real.get("uid", "-")) == expected
-        assert {key: value for key, value in dry.items() if key not in ("dry_run", "changes", "uid")} == {
-            key: value for key, value in real.items() if key != "uid"}
+        assert {key: value for key, value in dry.items() if key not in ("dry_run", "changes", "uid", "etag")} == {
+            key: value for key, value in real.items() if key not in ("uid", "etag")}
+        # The etag of the file the request rewrites: a dry run's of it as it is (none for a file not
+        # there yet), the real run's of what it wrote.
+        model = parse_request(request)
+        assert model.subject is not None
+        subject = str(request[model.spelled(model.subject)]).removeprefix("res://")
+        old = before.get(subject)
+        assert dry.get("etag") == (hashlib.sha256(old).hexdigest() if old is not None else None)
+        assert real["etag"] == file_etag(project / subject)
 
 
 def test_a_dry_run_of_a_shape_kept_in_memory_lists_no_change(bridge: Bridge, project: Path) -> None:

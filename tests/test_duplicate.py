@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import file_uid, snapshot
+from conftest import file_etag, file_uid, snapshot
 from gdres import Bridge
 
 SOURCE = "materials/layered.tres"
@@ -30,7 +30,8 @@ def duplicate(bridge: Bridge, project: Path, **fields: Any) -> dict[str, Any]:
 def test_shallow_copy_keeps_file_references_and_embedded_sub_resources(project: Path, bridge: Bridge) -> None:
     reply = duplicate(bridge, project, dest_path="copies/shallow.tres")
     assert reply == {"op": "resource_duplicate", "source_path": SOURCE, "dest_path": "copies/shallow.tres",
-                     "type": "StandardMaterial3D", "uid": file_uid(project / "copies/shallow.tres"), "result": "ok"}
+                     "type": "StandardMaterial3D", "uid": file_uid(project / "copies/shallow.tres"),
+                     "etag": file_etag(project / "copies/shallow.tres"), "result": "ok"}
     assert reply["uid"] != file_uid(project / SOURCE)
     text = (project / "copies/shallow.tres").read_text()
     assert sections(text)[1:] == [

@@ -17,7 +17,7 @@ import psutil
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
 
-from conftest import REPO, cmdline, file_uid, snapshot
+from conftest import REPO, cmdline, file_etag, file_uid, snapshot
 from gdres.requests.models import REQUEST_MODELS, Request
 
 T = TypeVar("T")
@@ -212,7 +212,7 @@ def test_material_create_then_resource_read(godot_bin: str, project: Path) -> No
     created, read = drive(godot_bin, scenario)
     assert ok(created) == {"op": "material_create", "resource_path": "materials/red.tres",
                            "type": "StandardMaterial3D", "uid": file_uid(project / "materials/red.tres"),
-                           "result": "ok"}
+                           "etag": file_etag(project / "materials/red.tres"), "result": "ok"}
     assert (project / "materials" / "red.tres").is_file()
     reply = ok(read)
     assert reply["op"] == "resource_read" and reply["id"] == 7 and reply["type"] == "StandardMaterial3D"
@@ -244,7 +244,8 @@ def test_shape_create_saves_a_shape(godot_bin: str, project: Path) -> None:
     created, read = drive(godot_bin, scenario)
     assert ok(created) == {"op": "shape_create", "shape_type": "BoxShape3D", "type": "BoxShape3D",
                            "save_path": "shapes/box.tres",
-                           "uid": file_uid(project / "shapes/box.tres"), "result": "ok"}
+                           "uid": file_uid(project / "shapes/box.tres"),
+                           "etag": file_etag(project / "shapes/box.tres"), "result": "ok"}
     reply = ok(read)
     assert reply["type"] == "BoxShape3D" and reply["properties"]["size"] == [1, 2, 3]
 
@@ -259,7 +260,8 @@ def test_style_box_create_saves_a_style_box(godot_bin: str, project: Path) -> No
 
     created, read = drive(godot_bin, scenario)
     assert ok(created) == {"op": "style_box_create", "resource_path": "ui/panel.tres", "type": "StyleBoxFlat",
-                           "uid": file_uid(project / "ui/panel.tres"), "result": "ok"}
+                           "uid": file_uid(project / "ui/panel.tres"),
+                           "etag": file_etag(project / "ui/panel.tres"), "result": "ok"}
     properties = ok(read)["properties"]
     assert properties["border_width_top"] == 3
     assert properties["bg_color"] == pytest.approx([0x33 / 255, 0x66 / 255, 0x99 / 255, 1], abs=1e-6)
@@ -278,7 +280,7 @@ def test_resource_duplicate_overrides_one_property_and_keeps_the_rest(godot_bin:
     assert ok(duplicated) == {"op": "resource_duplicate", "source_path": "materials/base.tres",
                               "dest_path": "materials/variant.tres", "type": "StandardMaterial3D",
                               "uid": file_uid(project / "materials/variant.tres"),
-                              "result": "ok"}
+                              "etag": file_etag(project / "materials/variant.tres"), "result": "ok"}
     properties = ok(read)["properties"]
     assert properties["roughness"] == 0.9
     assert properties["albedo_color"] == [0.2, 0.4, 0.6, 1] and properties["metallic"] == 0.5

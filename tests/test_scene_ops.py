@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import changed_scripts, snapshot
+from conftest import changed_scripts, file_etag, snapshot
 from gdres import Bridge
 from test_scenes import MARKERS, SCENE, changed_lines
 
@@ -143,7 +143,8 @@ def test_the_specification_usage_a_duplicated_material_goes_on_a_mesh_node(
     reply = run(bridge, scenes, "node_set_properties", scene_path=MESH_SCENE, node_path="Wall",
                 properties={"surface_material_override/0": "materials/red.tres"})
     assert reply == {"op": "node_set_properties", "scene_path": MESH_SCENE, "node_path": "Wall",
-                     "type": "MeshInstance3D", "changed": ["surface_material_override/0"], "result": "ok"}
+                     "type": "MeshInstance3D", "changed": ["surface_material_override/0"],
+                     "etag": file_etag(scenes / MESH_SCENE), "result": "ok"}
     removed, added = changed_lines(before, (scenes / MESH_SCENE).read_text())
     added = [line for line in added if line]
     assert removed == []
@@ -301,7 +302,7 @@ def test_a_node_added_is_its_parents_last_child_with_only_its_changed_values(
     reply = run(bridge, scenes, "node_add", scene_path=SCENE, parent_path="Floor", name="Lamp",
                 type="OmniLight3D", properties={"light_energy": 2, "omni_range": 7, "shadow_enabled": False})
     assert reply == {"op": "node_add", "scene_path": SCENE, "node_path": "Floor/Lamp", "type": "OmniLight3D",
-                     "result": "ok"}
+                     "etag": file_etag(scenes / SCENE), "result": "ok"}
     text = (scenes / SCENE).read_text()
     removed, added = changed_lines(before, text)
     assert removed == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import file_uid, run_cli, snapshot
+from conftest import file_etag, file_uid, run_cli, snapshot
 from gdres import Bridge
 from gdres.requests.models import SHAPE_TYPES
 
@@ -47,7 +47,8 @@ def test_shape_is_saved_and_reads_back_with_its_params(
                         "shape_params": params, "save_path": f"shapes/{shape_type}.tres"})
     assert reply == {"op": "shape_create", "shape_type": shape_type, "type": shape_type,
                      "save_path": f"shapes/{shape_type}.tres",
-                     "uid": file_uid(project / f"shapes/{shape_type}.tres"), "result": "ok"}
+                     "uid": file_uid(project / f"shapes/{shape_type}.tres"),
+                     "etag": file_etag(project / f"shapes/{shape_type}.tres"), "result": "ok"}
     text = (project / "shapes" / f"{shape_type}.tres").read_text()
     assert text.startswith(f'[gd_resource type="{shape_type}" format=3 uid="uid://')
     read = bridge.resource_read(str(project), f"shapes/{shape_type}.tres", properties=list(params))
@@ -124,7 +125,7 @@ def test_cli_creates_a_shape(project: Path, godot_bin: str) -> None:
     assert json.loads(done.stdout) == {"op": "shape_create", "id": 7, "shape_type": "RectangleShape2D",
                                        "type": "RectangleShape2D",
                                        "save_path": "res://ui/rect.tres", "uid": file_uid(project / "ui/rect.tres"),
-                                       "result": "ok"}
+                                       "etag": file_etag(project / "ui/rect.tres"), "result": "ok"}
     assert "size = Vector2(3, 4)" in (project / "ui" / "rect.tres").read_text()
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import file_uid, snapshot
+from conftest import file_etag, file_uid, snapshot
 from gdres import Bridge
 from gdres.requests.models import STYLE_TYPES
 
@@ -18,7 +18,8 @@ def test_each_style_box_class_is_saved(project: Path, bridge: Bridge, style_type
     made = bridge.run({"op": "style_box_create", "project_path": str(project), "save_path": "ui/box.tres",
                        "style_type": style_type, "properties": MARGIN})
     assert made == {"op": "style_box_create", "save_path": "ui/box.tres", "type": style_type,
-                    "uid": file_uid(project / "ui/box.tres"), "result": "ok"}
+                    "uid": file_uid(project / "ui/box.tres"), "etag": file_etag(project / "ui/box.tres"),
+                    "result": "ok"}
     assert (project / "ui/box.tres").read_text().startswith(f'[gd_resource type="{style_type}"')
     read = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "ui/box.tres"})
     assert read["type"] == style_type and read["properties"] == {"content_margin_top": 7.0}

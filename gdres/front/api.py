@@ -183,6 +183,7 @@ class Bridge:
         shader_path: StrPath | None = None,
         allow_scripts: bool = False,
         dry_run: bool = False,
+        if_match: str | None = None,
     ) -> SavedReply:
         """Create a material and save it as a .tres file (replacing one that is there).
 
@@ -197,6 +198,8 @@ class Bridge:
             shader_path: ShaderMaterial only: the .gdshader assigned before the properties.
             allow_scripts: Allow loading resources that carry a script.
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
+            if_match: The etag a reply gave of the file this rewrites: if the file has changed
+                since, Conflict is raised and nothing is written.
 
         Returns:
             The reply: `resource_path`, `type` and `uid` of the file written.
@@ -207,7 +210,7 @@ class Bridge:
         """
         reply = self._typed("material_create", project_path=project_path, material_type=material_type,
                             resource_path=resource_path, properties=properties, shader_path=shader_path,
-                            allow_scripts=allow_scripts, dry_run=dry_run)
+                            allow_scripts=allow_scripts, dry_run=dry_run, if_match=if_match)
         return cast("SavedReply", reply)
 
     def shape_create(
@@ -221,6 +224,7 @@ class Bridge:
         node_path: str | None = None,
         allow_scripts: bool = False,
         dry_run: bool = False,
+        if_match: str | None = None,
     ) -> ShapeReply:
         """Create a collision shape; save it (`save_path`) and/or assign it to a scene's node.
 
@@ -233,6 +237,8 @@ class Bridge:
             node_path: The CollisionShape2D/3D node of that scene (required with `scene_path`).
             allow_scripts: Allow loading a scene or resources that carry a script.
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
+            if_match: The etag a reply gave of the file this rewrites: if the file has changed
+                since, Conflict is raised and nothing is written.
 
         Returns:
             The reply: `shape_type` and `type`, the `save_path` (and its `uid`), `scene_path` and `node_path` given.
@@ -242,7 +248,7 @@ class Bridge:
         """
         reply = self._typed("shape_create", project_path=project_path, shape_type=shape_type,
                             shape_params=shape_params, save_path=save_path, scene_path=scene_path,
-                            node_path=node_path, allow_scripts=allow_scripts, dry_run=dry_run)
+                            node_path=node_path, allow_scripts=allow_scripts, dry_run=dry_run, if_match=if_match)
         return cast("ShapeReply", reply)
 
     def style_box_create(
@@ -254,6 +260,7 @@ class Bridge:
         properties: dict[str, Any] | None = None,
         allow_scripts: bool = False,
         dry_run: bool = False,
+        if_match: str | None = None,
     ) -> SavedReply:
         """Create a UI style box and save it as a .tres file.
 
@@ -264,6 +271,8 @@ class Bridge:
             properties: Set after creation, name -> value (as for `material_create`).
             allow_scripts: Allow loading resources that carry a script.
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
+            if_match: The etag a reply gave of the file this rewrites: if the file has changed
+                since, Conflict is raised and nothing is written.
 
         Returns:
             The reply: `resource_path`, `type` and `uid` of the file written.
@@ -273,7 +282,7 @@ class Bridge:
         """
         reply = self._typed("style_box_create", project_path=project_path, style_type=style_type,
                             resource_path=resource_path, properties=properties, allow_scripts=allow_scripts,
-                            dry_run=dry_run)
+                            dry_run=dry_run, if_match=if_match)
         return cast("SavedReply", reply)
 
     def resource_duplicate(
@@ -286,6 +295,7 @@ class Bridge:
         deep_copy: bool = False,
         allow_scripts: bool = False,
         dry_run: bool = False,
+        if_match: str | None = None,
     ) -> DuplicateReply:
         """Copy a saved resource to a new .tres file, with optional property overrides.
 
@@ -297,6 +307,8 @@ class Bridge:
             deep_copy: Copy nested resources into the file instead of sharing them.
             allow_scripts: Allow loading resources that carry a script.
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
+            if_match: The etag a reply gave of the file this rewrites: if the file has changed
+                since, Conflict is raised and nothing is written.
 
         Returns:
             The reply: `source_path`, `dest_path`, the copy's `type` and `uid`.
@@ -306,7 +318,7 @@ class Bridge:
         """
         reply = self._typed("resource_duplicate", project_path=project_path, source_path=source_path,
                             dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
-                            allow_scripts=allow_scripts, dry_run=dry_run)
+                            allow_scripts=allow_scripts, dry_run=dry_run, if_match=if_match)
         return cast("DuplicateReply", reply)
 
     def resource_update(
@@ -318,6 +330,7 @@ class Bridge:
         reset: list[str] | None = None,
         allow_scripts: bool = False,
         dry_run: bool = False,
+        if_match: str | None = None,
     ) -> UpdateReply:
         """Change properties of a saved resource in place; its uid, ids and other lines stay as they are.
 
@@ -329,6 +342,8 @@ class Bridge:
             reset: Properties put back to their class default (their lines leave the file).
             allow_scripts: Allow loading resources that carry a script.
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
+            if_match: The etag a reply gave of the file this rewrites: if the file has changed
+                since, Conflict is raised and nothing is written.
 
         Returns:
             The reply: the resource's `type`, `uid` and `changed`, every stored property that changed
@@ -339,7 +354,8 @@ class Bridge:
             the file is as it was then.
         """
         reply = self._typed("resource_update", project_path=project_path, resource_path=resource_path,
-                            properties=properties, reset=reset, allow_scripts=allow_scripts, dry_run=dry_run)
+                            properties=properties, reset=reset, allow_scripts=allow_scripts, dry_run=dry_run,
+                            if_match=if_match)
         return cast("UpdateReply", reply)
 
     def resource_create(
@@ -351,6 +367,7 @@ class Bridge:
         properties: dict[str, Any] | None = None,
         allow_scripts: bool = False,
         dry_run: bool = False,
+        if_match: str | None = None,
     ) -> SavedReply:
         """Create a resource of any class that holds no code and save it as a .tres file.
 
@@ -361,6 +378,8 @@ class Bridge:
             properties: Set after creation, name -> value (as for `material_create`).
             allow_scripts: Allow loading resources that carry a script.
             dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
+            if_match: The etag a reply gave of the file this rewrites: if the file has changed
+                since, Conflict is raised and nothing is written.
 
         Returns:
             The reply: `resource_path`, `type` and `uid` of the file written.
@@ -371,7 +390,7 @@ class Bridge:
         """
         reply = self._typed("resource_create", project_path=project_path, resource_type=resource_type,
                             resource_path=resource_path, properties=properties, allow_scripts=allow_scripts,
-                            dry_run=dry_run)
+                            dry_run=dry_run, if_match=if_match)
         return cast("SavedReply", reply)
 
     def _typed(self, op: str, **fields: Any) -> Reply:

@@ -40,8 +40,10 @@ GUIDANCE = (
     "property_overrides keeps all other properties of the source. Paths are relative to the "
     "project (res:// accepted), or a file's uid://. Colors are '#rrggbb', {r, g, b} or [r, g, b, a] "
     "with components from "
-    "0 to 1; vectors are arrays of numbers. An error result starts with its stable code (e.g. "
-    "not_found, unknown_property) and names the offending field."
+    "0 to 1; vectors are arrays of numbers. Every read and write result gives the file's etag: pass "
+    "it as if_match to the next write of that file, so that a change someone made meanwhile (in the "
+    "editor, say) is refused with conflict instead of overwritten; then read the file again. An error "
+    "result starts with its stable code (e.g. not_found, unknown_property) and names the offending field."
 )
 """Said once, as the server's instructions; each tool's description is its own."""
 

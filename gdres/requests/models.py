@@ -193,6 +193,17 @@ class Request(BaseModel):
         """The member naming the file the operation is about (None for shape_create)."""
         return "resource_path" if "resource_path" in self.spellings else None
 
+    @property
+    def subject(self) -> str | None:
+        """The member naming the file whose etag the reply gives and a write's if_match guards: the file
+        the request edits in place, else the one it writes, else the one it reads (None: no file)."""
+        files = type(self).files
+        given = [key for key in files if getattr(self, key) is not None]
+        for key in given:
+            if files[key].in_place:
+                return key
+        return next((key for key in given if files[key].writes), given[0] if given else None)
+
     def spelled(self, member: str) -> str:
         """Return the name the request gave `member` under (its own name when it was not given)."""
         return self._spellings().get(member, member)
@@ -223,6 +234,10 @@ class Writing(Request):
     dry_run: bool = Field(
         False, description="Do everything but change the project: the reply lists each file the request would "
         "create or modify, with a unified diff, and nothing is written (no import runs either)."
+    )
+    if_match: str | None = Field(
+        None, pattern="^[0-9a-f]{64}$", description="The etag an earlier reply gave of the file this request "
+        "rewrites: if the file has changed since, the request is refused (conflict) and nothing is written."
     )
 
     @classmethod

@@ -21,11 +21,11 @@ class Answer(TypedDict):
 
     op: Annotated[str, Field(description="The request's op.")]
     result: Literal["ok"]
-    id: NotRequired[Annotated[str | int, Field(description="The request's id, when it had one.")]]
+    id: NotRequired[Annotated[str | int, Field(description="The request's id, if given.")]]
 
 
 class Change(TypedDict):
-    """One file a dry run would create or modify."""
+    """A file a dry run would write."""
 
     __pydantic_config__ = _DOCUMENTED  # type: ignore[misc]
 
@@ -33,15 +33,15 @@ class Change(TypedDict):
     """The file, relative to the project."""
     action: Literal["create", "modify"]
     diff: str
-    """Unified diff (a/, b/ names; /dev/null for a new file), as the real run would change it."""
+    """Unified diff, as the real run would change it."""
 
 
 class Written(Answer):
     """What every writing operation's success has."""
 
     dry_run: NotRequired[Annotated[Literal[True], Field(description="Present on a dry run: nothing was changed.")]]
-    changes: NotRequired[Annotated[list[Change], Field(description="A dry run's files, in the order they would be "
-                                                                    "written.")]]
+    changes: NotRequired[Annotated[list[Change], Field(description="A dry run's files, in write order.")]]
+    etag: NotRequired[Annotated[str, Field(description="sha256 of the file as written, for if_match.")]]
 
 
 class ReadReply(Answer):
@@ -51,6 +51,8 @@ class ReadReply(Answer):
     """The file read, as the request named it."""
     uid: str | None
     """The file's uid:// (null for a file that has none, such as one saved before Godot 4.0)."""
+    etag: str
+    """sha256 of the file's bytes as read, for a later write's if_match."""
     type: str
     """The resource's class."""
     script: str | None
@@ -62,13 +64,12 @@ class ReadReply(Answer):
 
 
 class SavedReply(Written):
-    """material_create, style_box_create and resource_create: the resource made and where it is."""
+    """The resource made and where it is."""
 
     resource_path: str
     """The file written, as the request named it."""
     uid: str
-    """The file's uid:// (an overwritten file keeps its own; a dry run of a new file draws one, and the
-    real run draws another)."""
+    """The file's uid:// (an overwritten file keeps its own)."""
     type: str
     """The class of the resource written."""
 
@@ -145,6 +146,7 @@ class SceneReadReply(Answer):
     scene_path: str
     node_path: NotRequired[str]
     uid: str | None
+    etag: str
     nodes: list[SceneNode]
     """The nodes the file stores, in tree order."""
     connections: list[Connection]

@@ -167,6 +167,11 @@ def _engine_message(request: AnyRequest, root: Path,
         named[real] = field
         files.append((real, WRITE if member.writes else READ))
         rewrites = rewrites or member.in_place
+    guard = getattr(request, "if_match", None)
+    if guard is not None:
+        subject = request.subject
+        assert subject is not None  # every writing operation names a file
+        message["if_match"] = {message[subject]: guard}
     return message, tuple(files), rewrites
 
 
@@ -174,7 +179,10 @@ def finish(job: Job, answer: dict[str, Any]) -> Reply:
     """Return the reply to a Job from the engine's answer."""
     if not answer.get("ok"):
         return refuse(job.request, from_wire(answer.get("error") or {}))
-    return _ok(job.request, answer.get("reply") or {})
+    etags = answer.get("etags")
+    subject = job.request.subject if etags else None
+    etag = etags.get(job.message.get(subject)) if etags and subject is not None else None
+    return _ok(job.request, answer.get("reply") or {}, etag)
 
 
 def refuse(source: Any, error: BridgeError) -> Reply:
@@ -214,7 +222,7 @@ def _echo(source: Any, every_path: bool = False) -> dict[str, Any]:
     return echo
 
 
-def _ok(request: AnyRequest, data: dict[str, Any]) -> Reply:
+def _ok(request: AnyRequest, data: dict[str, Any], etag: str | None = None) -> Reply:
     reply = _echo(request)
     for key in type(request).echoed:
         value = getattr(request, key, None)
@@ -227,6 +235,8 @@ def _ok(request: AnyRequest, data: dict[str, Any]) -> Reply:
     if "changes" in data:
         data = {**data, "changes": [diffed(change) for change in data["changes"]]}
     reply.update(data)
+    if etag is not None:
+        reply["etag"] = etag
     reply["result"] = "ok"
     return reply
 

@@ -109,18 +109,26 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 				),
 				write["where"]
 			)
+	for write: Dictionary in writes:
+		if not job.failed() and write.has("guard"):
+			_still_as_read(write, job)
 	if job.dry_run and not job.failed():
 		for write: Dictionary in writes:
 			job.changes.append(_change(write))
+			if write["old"] != null:
+				job.etags[write["path"]] = FileAccess.get_sha256(write["real"])
 		for i: int in range(writes.size() - 1, -1, -1):
 			_drop(writes[i])
 		return
 	for write: Dictionary in writes:
-		if job.failed() or job.journal.is_empty():
+		if job.failed():
 			break
-		var old: Variant = Marshalls.raw_to_base64(write["old"]) if write["old"] != null else null
-		var new: String = FileAccess.get_sha256(write["temp"])
-		_note(job, {"commit": write["real"], "old": old, "new": new, "mode": write["mode"]})
+		# The reply's etag, and the journal's hash of what the batch wrote (a rollback checks the
+		# file still has it before putting the old bytes back).
+		job.etags[write["path"]] = FileAccess.get_sha256(write["temp"])
+		if not job.journal.is_empty():
+			var old: Variant = Marshalls.raw_to_base64(write["old"]) if write["old"] != null else null
+			_note(job, {"commit": write["real"], "old": old, "new": job.etags[write["path"]], "mode": write["mode"]})
 	var renamed: int = 0
 	while not job.failed() and renamed < writes.size():
 		var write: Dictionary = writes[renamed]
@@ -258,10 +266,34 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		write["old"] = FileAccess.get_file_as_bytes(real)
 		if not _writable(real, write, job, where):
 			return {}
+	if job.if_match.has(path):
+		write["guard"] = str(job.if_match[path])
+		if not _still_as_read(write, job):
+			return {}
 	var missing: Array = _missing_folders(write["folder"], job, where)
 	if not job.failed() and _note(job, {"stage": real, "temp": write["temp"], "folders": missing}):
 		write["made"] = _make_folders(missing, job, where)
 	return {} if job.failed() else write
+
+
+## Whether the target still has the etag the request's if_match gave (`write["guard"]`); fails the job
+## with a conflict if not. Checked when the write begins and again just before the rename: someone
+## else's save in between is refused, not overwritten (only one landing in the microseconds between
+## that check and the rename itself could be, as with any editor's save).
+static func _still_as_read(write: Dictionary, job: Job) -> bool:
+	var now: String = FileAccess.get_sha256(write["real"]) if FileAccess.file_exists(write["real"]) else ""
+	if now == write["guard"]:
+		return true
+	var what: String = "has etag %s now" % now if not now.is_empty() else "is not there any more"
+	job.fail(
+		Job.CONFLICT,
+		(
+			"%s: %s changed since it was read (it %s, not the if_match given): read it again; nothing was written"
+			% [write["where"], write["path"].trim_prefix("res://"), what]
+		),
+		"if_match"
+	)
+	return false
 
 
 ## Keep the target's permissions, and refuse one that nobody may write (0444).

@@ -9,6 +9,7 @@ const Ids = preload("../formats/ids.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
+	job.etags[request["resource_path"]] = FileAccess.get_sha256(request["resource_path"])
 	var resource: Resource = Resources.load_fresh(request["resource_path"], job, job.named("resource_path"))
 	if job.failed():
 		return {}

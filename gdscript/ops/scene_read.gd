@@ -11,6 +11,7 @@ const SceneNodes = preload("../values/scene_nodes.gd")
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
+	job.etags[request["scene_path"]] = FileAccess.get_sha256(request["scene_path"])
 	var nodes: SceneNodes = SceneNodes.new()
 	nodes.open(request["scene_path"], job, "scene_path")
 	if job.failed():
