@@ -127,10 +127,11 @@ def file_etag(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def mask_uids(text: str) -> str:
-    """`text` with each uid:// left bare: a new file's uid is drawn at random, as the editor draws it,
-    so that two runs of one batch differ there only."""
-    return re.sub(r"uid://[a-z0-9]+", "uid://", text)
+def mask_drawn(text: str) -> str:
+    """`text` with each uid:// left bare, and each etag: a new file's uid is drawn at random, as the
+    editor draws it, and an etag is the hash of a file that may hold one, so that two runs of one batch
+    differ there only."""
+    return re.sub(r'"etag":"[0-9a-f]{64}"', '"etag":""', re.sub(r"uid://[a-z0-9]+", "uid://", text))
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, mask_uids, snapshot
+from conftest import REPO, mask_drawn, snapshot
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(600),
               pytest.mark.skipif(os.name == "nt", reason="the recipes are POSIX shell (bash, sort, GNU parallel)")]
@@ -51,12 +51,12 @@ def _one_batch(origin: Path, tmp_path: Path, godot_bin: str) -> tuple[dict[str, 
     whole = _clone(origin, tmp_path / "whole")
     done = _bash("cd examples/project && gdres batch --no-progress ../shards/requests.jsonl", whole, _env(godot_bin))
     assert done.returncode == 0, done.stderr
-    return _project(whole), mask_uids(done.stdout)
+    return _project(whole), mask_drawn(done.stdout)
 
 
 def _project(clone: Path) -> dict[str, str]:
     root = clone / "examples" / "project"
-    return {path: mask_uids((root / path).read_text(encoding="utf-8")) for path in snapshot(root)
+    return {path: mask_drawn((root / path).read_text(encoding="utf-8")) for path in snapshot(root)
             if not path.startswith(".godot/")}
 
 
@@ -66,7 +66,7 @@ def _merged(merge: Path, outs: list[str], godot_bin: str) -> tuple[dict[str, str
     assert done.returncode == 0, done.stderr
     replies = (merge / "replies.jsonl").read_text()
     assert [json.loads(line)["line"] for line in replies.splitlines()] == list(range(1, 27))
-    return _project(merge), mask_uids(replies)
+    return _project(merge), mask_drawn(replies)
 
 
 def test_the_github_actions_matrix_merges_into_one_batch(repository: Path, tmp_path: Path, godot_bin: str) -> None:
@@ -85,7 +85,7 @@ def test_the_github_actions_matrix_merges_into_one_batch(repository: Path, tmp_p
         shutil.copytree(runner / f"shard-{shard}", merge / f"shard-{shard}")
     done = _bash(merge_step["run"], merge, _env(godot_bin))
     assert done.returncode == 0, done.stderr
-    assert (_project(merge), mask_uids((merge / "replies.jsonl").read_text())) == _one_batch(repository, tmp_path,
+    assert (_project(merge), mask_drawn((merge / "replies.jsonl").read_text())) == _one_batch(repository, tmp_path,
                                                                                            godot_bin)
 
 
@@ -113,5 +113,5 @@ def test_the_gnu_parallel_recipe_on_one_machine_merges_into_one_batch(repository
     here = _clone(repository, tmp_path / "checkout")
     done = _bash(recipe, here, _env(godot_bin))
     assert done.returncode == 0, done.stderr
-    replies = mask_uids((here / "replies.jsonl").read_text())
+    replies = mask_drawn((here / "replies.jsonl").read_text())
     assert (_project(here), replies) == _one_batch(repository, tmp_path, godot_bin)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, mask_uids, snapshot, wait_for
+from conftest import FIXTURES, mask_drawn, snapshot, wait_for
 from gdres.serving.shards import parse_shard, shard_lines
 
 
@@ -54,7 +54,7 @@ def _chains(count: int) -> list[str]:
 
 
 def _files(root: Path) -> dict[str, str]:
-    return {path: mask_uids((root / path).read_text(encoding="utf-8", errors="replace"))
+    return {path: mask_drawn((root / path).read_text(encoding="utf-8", errors="replace"))
             for path in snapshot(root) if not path.startswith(".godot/")}
 
 
@@ -92,14 +92,15 @@ def test_three_shards_merged_are_one_batch_in_replies_and_files(godot_bin: str, 
     for root in (whole, sharded):
         (root / "in.jsonl").write_text("".join(line + "\n" for line in lines))
     one = _gdres("batch", "in.jsonl", "--no-progress", "-j", "2", cwd=whole)
-    outputs = [_gdres("batch", "in.jsonl", "--no-progress", "-j", "2", "--shard", f"{k}/3", cwd=sharded)
-               for k in (1, 2, 3)]
+    # The second shard is served by two bridge processes (the fleet), the others by one.
+    outputs = [_gdres("batch", "in.jsonl", "--no-progress", *(("-j", "4", "-p", "2") if k == 2 else ("-j", "2")),
+                      "--shard", f"{k}/3", cwd=sharded) for k in (1, 2, 3)]
     sizes = [len(out.stdout.splitlines()) for out in outputs]
     print(f"shard sizes: {sizes}")
     assert sum(sizes) == 3000 and min(sizes) >= 900  # every line once, the chains spread evenly
     merged = sorted((line for out in outputs for line in out.stdout.splitlines()),
                     key=lambda line: json.loads(line)["line"])
-    assert mask_uids("\n".join(merged) + "\n") == mask_uids(one.stdout)
+    assert mask_drawn("\n".join(merged) + "\n") == mask_drawn(one.stdout)
     assert [json.loads(line)["line"] for line in merged] == list(range(1, 3001))
     failed = {json.loads(line)["line"] for line in one.stdout.splitlines() if '"result":"error"' in line}
     assert failed == {chain * 10 + 9 for chain in range(300) if chain % 30}  # the missing files' reads only
@@ -140,7 +141,7 @@ def test_resume_after_a_kill_serves_only_the_lines_not_answered(godot_bin: str, 
     second = _gdres("batch", "in.jsonl", "--no-progress", "-j", "1", "--resume", "first.jsonl", cwd=resumed)
     assert f"gdres: {len(ok)} lines answered ok in first.jsonl, copied from it" in second.stderr
     assert f"gdres: {600 - len(ok)} requests in " in second.stderr  # served: only the others
-    assert mask_uids(second.stdout) == mask_uids(one.stdout)
+    assert mask_drawn(second.stdout) == mask_drawn(one.stdout)
     assert second.returncode == one.returncode
     (resumed / "first.jsonl").unlink()
     assert _files(resumed) == _files(whole)
