@@ -22,7 +22,18 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import REPO, broken_scripts, cmdline, file_uid, fresh_clone, run_cli, running, snapshot, wait_for
+from conftest import (
+    REPO,
+    broken_scripts,
+    cmdline,
+    file_etag,
+    file_uid,
+    fresh_clone,
+    run_cli,
+    running,
+    snapshot,
+    wait_for,
+)
 from gdres import Bridge
 from gdres.engine import wall
 from gdres.engine.godot import Engine
@@ -64,7 +75,7 @@ def test_a_texture_in_a_never_imported_project_is_imported_then_used(textured: P
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"op": "style_box_create", "resource_path": "ui/panel.tres",
                                        "type": "StyleBoxTexture", "uid": file_uid(textured / "ui/panel.tres"),
-                                       "result": "ok"}
+                                       "etag": file_etag(textured / "ui/panel.tres"), "result": "ok"}
     assert done.stderr.count(IMPORTING) == 1
     assert (textured / "icons/red.png.import").is_file()
     import_uid = (textured / "icons/red.png.import").read_text().split('uid="', 1)[1].split('"', 1)[0]

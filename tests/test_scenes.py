@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import file_uid, snapshot
+from conftest import file_etag, file_uid, snapshot
 from gdres import Bridge
 
 SCENE = "scenes/level.tscn"
@@ -89,7 +89,7 @@ def test_attaching_a_saved_shape_references_the_file_and_changes_nothing_else(
     assert reply == {"op": "shape_create", "shape_type": "CapsuleShape3D", "type": "CapsuleShape3D",
                      "save_path": "shapes/trigger.tres",
                      "uid": file_uid(project / "shapes/trigger.tres"), "scene_path": SCENE,
-                     "node_path": "Trigger/TriggerShape", "result": "ok"}
+                     "node_path": "Trigger/TriggerShape", "etag": file_etag(project / SCENE), "result": "ok"}
     for marker in MARKERS:
         assert not (project / marker).exists(), f"a scene script ran while editing: {marker}"
     after_files = snapshot(project)

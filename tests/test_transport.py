@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import file_uid, run_cli, snapshot
+from conftest import file_etag, file_uid, run_cli, snapshot
 from gdres import Bridge
 
 
@@ -21,7 +21,8 @@ def test_material_created_reads_back_as_the_engine_saved_it(bridge: Bridge, proj
         "properties": {"albedo_color": "#ff8000", "roughness": 0.3, "metallic": 1, "normal_enabled": True},
     })
     assert created == {"op": "material_create", "resource_path": "materials/red.tres",
-                       "type": "StandardMaterial3D", "uid": file_uid(project / "materials/red.tres"), "result": "ok"}
+                       "type": "StandardMaterial3D", "uid": file_uid(project / "materials/red.tres"),
+                       "etag": file_etag(project / "materials/red.tres"), "result": "ok"}
     text = (project / "materials/red.tres").read_text()
     assert text.startswith('[gd_resource type="StandardMaterial3D" format=3 uid="uid://')
     assert "albedo_color = Color(1, 0.5019608, 0, 1)" in text and "roughness = 0.3" in text
