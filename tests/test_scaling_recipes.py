@@ -115,3 +115,14 @@ def test_the_gnu_parallel_recipe_on_one_machine_merges_into_one_batch(repository
     assert done.returncode == 0, done.stderr
     replies = mask_drawn((here / "replies.jsonl").read_text())
     assert (_project(here), replies) == _one_batch(repository, tmp_path, godot_bin)
+
+
+def test_the_merge_says_when_a_shards_output_is_missing(repository: Path, tmp_path: Path, godot_bin: str) -> None:
+    here = _clone(repository, tmp_path / "checkout")
+    for shard, lines in (("shard-1", (1, 3)), ("shard-2", (2,))):
+        (here / shard).mkdir()
+        (here / shard / "changes.patch").write_text("")
+        (here / shard / "replies.jsonl").write_text("".join(f'{{"line":{n},"result":"ok"}}\n' for n in lines))
+    assert _bash("bash examples/shards/merge.sh shard-1 shard-2", here, _env(godot_bin)).returncode == 0
+    left_out = _bash("bash examples/shards/merge.sh shard-1", here, _env(godot_bin))
+    assert left_out.returncode == 1 and "2 replies for lines 1 to 3" in left_out.stderr

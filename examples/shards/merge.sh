@@ -12,3 +12,10 @@ done
 for out in "$@"; do
     cat -- "$out/replies.jsonl"
 done | sort -s -t: -k2,2n >replies.jsonl
+# Every line up to the last one answered: a shard's folder left out, or its replies cut short, shows.
+count=$(wc -l <replies.jsonl)
+last=$(tail -n 1 replies.jsonl | sed -E 's/^\{"line":([0-9]+),.*/\1/')
+if [[ $count -ne ${last:-0} ]]; then
+    echo "merge.sh: $count replies for lines 1 to ${last:-0}: a shard's output is missing or cut short" >&2
+    exit 1
+fi
