@@ -2,7 +2,8 @@
 # Sourced (not run) by scripts/test.sh and scripts/demo.sh.
 # Provides: REPO (repo root), VENV (its .venv), and exports GODOT_BIN.
 # SETUP_FOR=demo installs only what the demo runs: the package and Godot (no test tools, no host
-# packages); anything else (the default) installs the test extras and the tests' host packages too.
+# packages); SETUP_FOR=lint the package and its test tools (no Godot, no host packages: scripts/lint.sh);
+# anything else (the default) installs the test extras, the tests' host packages and Godot.
 # Safe to source from any cwd: the repo root comes from this file's location.
 
 REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,7 +33,7 @@ fi
 # case-insensitive FUSE file system of tests/test_casefold.py (tests/casefold_fs.py), and strace,
 # with which the load gate's tests watch what the engine really opens (tests/opened.py), and GNU
 # parallel, whose recipe in docs/scaling.md tests/test_scaling_recipes.py runs.
-if [[ $FOR != demo && $(uname -s) == Linux ]] && command -v apt-get >/dev/null; then
+if [[ $FOR != demo && $FOR != lint && $(uname -s) == Linux ]] && command -v apt-get >/dev/null; then
     missing=()
     dpkg-query -W -f='${Status}' libfuse3-3 2>/dev/null | grep -q 'ok installed' || missing+=(libfuse3-3)
     command -v strace >/dev/null || missing+=(strace)
@@ -46,5 +47,7 @@ if [[ $FOR != demo && $(uname -s) == Linux ]] && command -v apt-get >/dev/null; 
     fi
 fi
 
-GODOT_BIN=$(bash "$REPO/scripts/install-godot.sh")
-export GODOT_BIN
+if [[ $FOR != lint ]]; then
+    GODOT_BIN=$(bash "$REPO/scripts/install-godot.sh")
+    export GODOT_BIN
+fi

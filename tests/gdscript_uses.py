@@ -1,6 +1,6 @@
 """Find what the bundled GDScript takes from the engine: classes, members, global names and syntax.
 
-A static scan over gdtoolkit's parse tree (the parser tests/test_lint.py already runs). It knows the type of
+A static scan over gdtoolkit's parse tree (the parser scripts/lint.sh already runs). It knows the type of
 a value where the code says it (typed variables and arguments, `:=` from a constructor or a typed call,
 `as`, literals) and follows method return types through the API it is checked against. What it cannot type
 still counts: every `.name` the code writes must be a member of some class ("somewhere" below). Not seen:
