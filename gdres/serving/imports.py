@@ -342,12 +342,15 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
     except OSError as exc:
         return f"the engine's import could not be started: {exc}"
     # The output is read as it comes, for progress; a timer ends an import that runs past the deadline.
+    # It is a daemon, started inside the block that cancels it: a Ctrl-C landing as it starts must
+    # leave no thread that the interpreter's exit would wait for until the deadline.
     timer = threading.Timer(max(1.0, deadline - time.monotonic()), process.kill)
-    timer.start()
+    timer.daemon = True
     tail: collections.deque[str] = collections.deque(maxlen=3)
     total = done = 0
     last = ""
     try:
+        timer.start()
         assert process.stdout is not None
         for raw in process.stdout:
             line = _COLOUR.sub("", raw.decode("utf-8", "replace")).strip()
