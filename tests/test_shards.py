@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, mask_drawn, snapshot, wait_for
+from conftest import FIXTURES, fresh_clone, mask_drawn, snapshot, wait_for
 from gdres.serving.shards import parse_shard, shard_lines
 
 
@@ -77,18 +76,12 @@ def _answered_ok(text: str) -> set[int]:
     return ok
 
 
-def _copy(tmp_path: Path, name: str) -> Path:
-    target = tmp_path / name
-    shutil.copytree(FIXTURES / "project", target)
-    return target
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_three_shards_merged_are_one_batch_in_replies_and_files(godot_bin: str, tmp_path: Path) -> None:
     lines = _chains(300)
     assert len(lines) == 3000
-    whole, sharded = _copy(tmp_path, "whole"), _copy(tmp_path, "sharded")
+    whole, sharded = (fresh_clone(FIXTURES / "project", tmp_path / name) for name in ("whole", "sharded"))
     for root in (whole, sharded):
         (root / "in.jsonl").write_text("".join(line + "\n" for line in lines))
     one = _gdres("batch", "in.jsonl", "--no-progress", "-j", "2", cwd=whole)
@@ -110,8 +103,7 @@ def test_three_shards_merged_are_one_batch_in_replies_and_files(godot_bin: str, 
     assert not (written[0] & written[1]) and not (written[1] & written[2]) and not (written[0] & written[2])
 
 
-def test_the_shard_index_comes_from_a_kubernetes_indexed_job(godot_bin: str, tmp_path: Path) -> None:
-    project = _copy(tmp_path, "project")
+def test_the_shard_index_comes_from_a_kubernetes_indexed_job(godot_bin: str, project: Path) -> None:
     (project / "in.jsonl").write_text("".join(line + "\n" for line in _chains(3)))
     expected = shard_lines((project / "in.jsonl").read_text().splitlines(), 2, 3, str(project))
     done = _gdres("batch", "in.jsonl", "--no-progress", "--shard", "3", cwd=project,
@@ -123,7 +115,7 @@ def test_the_shard_index_comes_from_a_kubernetes_indexed_job(godot_bin: str, tmp
 @pytest.mark.timeout(900)
 def test_resume_after_a_kill_serves_only_the_lines_not_answered(godot_bin: str, tmp_path: Path) -> None:
     lines = _chains(60)
-    whole, resumed = _copy(tmp_path, "whole"), _copy(tmp_path, "resumed")
+    whole, resumed = (fresh_clone(FIXTURES / "project", tmp_path / name) for name in ("whole", "resumed"))
     for root in (whole, resumed):
         (root / "in.jsonl").write_text("".join(line + "\n" for line in lines))
     one = _gdres("batch", "in.jsonl", "--no-progress", "-j", "1", cwd=whole)
@@ -147,8 +139,7 @@ def test_resume_after_a_kill_serves_only_the_lines_not_answered(godot_bin: str, 
     assert _files(resumed) == _files(whole)
 
 
-def test_resume_refuses_its_own_output_file(tmp_path: Path) -> None:
-    project = _copy(tmp_path, "project")
+def test_resume_refuses_its_own_output_file(project: Path) -> None:
     (project / "in.jsonl").write_text("".join(line + "\n" for line in _chains(1)))
     (project / "out.jsonl").write_text('{"line":1,"result":"ok"}\n')
     with (project / "out.jsonl").open("a") as out:
@@ -168,10 +159,9 @@ def test_shard_arguments_are_checked() -> None:
             parse_shard(text, env)
 
 
-def test_lines_that_write_one_file_share_a_shard_and_reads_spread(tmp_path: Path) -> None:
-    root = _copy(tmp_path, "project")
+def test_lines_that_write_one_file_share_a_shard_and_reads_spread(project: Path) -> None:
     lines = _chains(40)
-    shards = [shard_lines(lines, k, 4, str(root)) for k in (1, 2, 3, 4)]
+    shards = [shard_lines(lines, k, 4, str(project)) for k in (1, 2, 3, 4)]
     assert sorted(line for shard in shards for line in shard) == list(range(1, 401))
     owner = {line: k for k, shard in enumerate(shards) for line in shard}
     for chain in range(40):
@@ -183,10 +173,9 @@ def test_lines_that_write_one_file_share_a_shard_and_reads_spread(tmp_path: Path
     assert [len(shard) for shard in shards] == [100, 100, 100, 100]
 
 
-def test_a_uid_no_file_has_yet_joins_every_line_before_it(tmp_path: Path) -> None:
-    root = _copy(tmp_path, "project")
+def test_a_uid_no_file_has_yet_joins_every_line_before_it(project: Path) -> None:
     lines = _chains(8)
     lines.insert(40, json.dumps({"op": "resource_read", "project_path": ".", "resource_path": "uid://bnotmadeyet"}))
-    owner = {line: k for k in (1, 2, 3) for line in shard_lines(lines, k, 3, str(root))}
+    owner = {line: k for k in (1, 2, 3) for line in shard_lines(lines, k, 3, str(project))}
     assert len({owner[line] for line in range(1, 42)}) == 1
     assert len(set(owner.values())) > 1  # the lines after it still spread

@@ -339,7 +339,7 @@ def _batch_some(args: argparse.Namespace, jobs: int, processes: int, want_progre
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         numbers = shards.shard_lines(texts, shard, count, os.getcwd())
-    copies = {number: _Copy(earlier[number]) for number in numbers if number in earlier}
+    copies = {number: earlier[number] for number in numbers if number in earlier}
     if copies:
         sys.stderr.write(f"gdres: {len(copies)} line{'s' if len(copies) != 1 else ''} answered ok in "
                          f"{args.resume}, copied from it\n")
@@ -352,21 +352,21 @@ class _Copy(str):
     """A reply line copied from an earlier output (--resume): written as it is, counted as done before."""
 
 
-def _answered(path: str) -> dict[int, str]:
+def _answered(path: str) -> dict[int, _Copy]:
     """The lines an earlier output of the batch answered ok, with the reply's text. A line cut short
     (the batch was killed while writing it) or without `line` answers nothing."""
     with contextlib.suppress(OSError, ValueError, AttributeError):  # stdout closed, or no file behind it
         if os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno())):
             raise UsageError(f"--resume reads {path}, which is also this batch's output (`>` emptied it before "
                              "the batch began): write the output to another file")
-    answered: dict[int, str] = {}
+    answered: dict[int, _Copy] = {}
     for raw in _read_file(path).splitlines():
         try:
             reply = json.loads(raw)
         except ValueError:
             continue
         if isinstance(reply, dict) and reply.get("result") == "ok" and type(reply.get("line")) is int:
-            answered[reply["line"]] = raw.decode("utf-8") + "\n"
+            answered[reply["line"]] = _Copy(raw.decode("utf-8") + "\n")
     return answered
 
 

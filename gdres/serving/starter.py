@@ -178,16 +178,15 @@ class Starter:
         # The import blocks the pool's thread, which hands requests to the engines and reads their
         # replies: the engines get what was sent first, and serve it meanwhile.
         self._inbox.flush()
+        imported = False
         try:
             outcome = imports.import_project(self.found_engine(), root, self.pack(),
                                              max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp,
-                                             lambda imported: shown.start(imported, which), shown.update, assets)
-        except BaseException:
-            shown.close(imported=False)
-            raise
+                                             lambda named: shown.start(named, which), shown.update, assets)
+            imported = bool(outcome.imported)
         finally:
             self.import_time += time.monotonic() - started
-        shown.close(imported=bool(outcome.imported))
+            shown.close(imported=imported)
         self._import_tried[tried] = imports.stamp(root)
         for path in [*outcome.imported, *outcome.refused]:
             self._tried_asset[(root, path)] = _source_stamp(root, path)
