@@ -43,7 +43,10 @@ def test_every_readme_example_runs_as_written(godot_bin: str, tmp_path: Path) ->
                 # uid drawn in this run (below) has other bytes on each run: the page shows one such.
                 model = parse_request(request)
                 assert model.subject is not None
-                file = tmp_path / "examples" / "project" / str(request[model.spelled(model.subject)])
+                # A move's file is at its new path once the reply comes (a dry run's is where it was).
+                moved = request["op"] == "resource_move" and not request.get("dry_run")
+                named = request["dest_path"] if moved else request[model.spelled(model.subject)]
+                file = tmp_path / "examples" / "project" / str(named)
                 assert reply["etag"] == file_etag(file), request
                 reply["etag"] = expected.get("etag")
             if request["op"] not in ("resource_read", "resource_update", "scene_read") and "uid" in reply:

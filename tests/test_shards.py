@@ -179,3 +179,18 @@ def test_a_uid_no_file_has_yet_joins_every_line_before_it(project: Path) -> None
     owner = {line: k for k in (1, 2, 3) for line in shard_lines(lines, k, 3, str(project))}
     assert len({owner[line] for line in range(1, 42)}) == 1
     assert len(set(owner.values())) > 1  # the lines after it still spread
+
+
+def test_a_move_puts_every_line_on_its_project_in_one_shard(project: Path, tmp_path: Path) -> None:
+    # A move rewrites whatever names the file: a line before it or after it, on any file of the
+    # project, must see the project as one machine changes it.
+    other = fresh_clone(FIXTURES / "project", tmp_path)
+    lines = _chains(8)
+    lines.insert(40, json.dumps({"op": "resource_move", "project_path": ".", "source_path": "materials",
+                                 "dest_path": "shared/materials"}))
+    elsewhere = [json.dumps({"op": "resource_read", "project_path": str(other), "resource_path": "materials/base.tres",
+                             "id": i}) for i in range(12)]
+    lines += elsewhere
+    owner = {line: k for k in (1, 2, 3) for line in shard_lines(lines, k, 3, str(project))}
+    assert len({owner[line] for line in range(1, 82)}) == 1
+    assert len({owner[line] for line in range(82, 94)}) > 1  # another project's lines still spread

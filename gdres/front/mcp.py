@@ -42,7 +42,9 @@ GUIDANCE = (
     "with components from "
     "0 to 1; vectors are arrays of numbers. Every read and write result gives the file's etag: pass "
     "it as if_match to the next write of that file, so that a change someone made meanwhile (in the "
-    "editor, say) is refused with conflict instead of overwritten; then read the file again. An error "
+    "editor, say) is refused with conflict instead of overwritten; then read the file again. Move or "
+    "rename files with resource_move (never by hand: scenes would lose them), dry_run first, and fix the "
+    "code lines its not_updated lists. An error "
     "result starts with its stable code (e.g. not_found, unknown_property) and names the offending field."
 )
 """Said once, as the server's instructions; each tool's description is its own."""

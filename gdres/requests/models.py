@@ -31,6 +31,7 @@ from gdres.requests.replies import (
     Answer,
     ClassInfoReply,
     DuplicateReply,
+    MoveReply,
     NodeRemoveReply,
     NodeReply,
     ReadReply,
@@ -124,6 +125,9 @@ class Request(BaseModel):
     """The members that name project files."""
     echoed: ClassVar[tuple[str, ...]] = ("resource_path",)
     """The members a success reply repeats as the request gave them, when it gave them."""
+    reaches_project: ClassVar[bool] = False
+    """The operation may write any file of the project (a move rewrites what names the file): it runs
+    alone on its project, all-or-nothing through a journal (gdres/serving/journal.py)."""
 
     spellings: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Members that have variant spellings: the member, then each other name it may go by. A request
@@ -525,6 +529,24 @@ class NodeRemove(SceneEdit, Answers[NodeRemoveReply]):
     example: ClassVar[dict[str, Any]] = {"scene_path": "levels/level.tscn", "node_path": "Floor/OldLamp"}
     op: Literal["node_remove"] = "node_remove"
     node_path: str = Field(description="The node to remove (not the root). " + NODE_PATH_HELP)
+
+
+class ResourceMove(Writing, Answers[MoveReply]):
+    """Move or rename a file (with its .import and .uid) or a folder, rewriting every reference to it in
+    scenes, resources and project settings; scripts that name it are listed, not edited."""
+
+    title: ClassVar[str] = "Move a file or folder with its references"
+    example: ClassVar[dict[str, Any]] = {"source_path": "materials/red.tres", "dest_path": "materials/old/red.tres"}
+    files: ClassVar[dict[str, FileMember]] = {
+        "source_path": FileMember(paths.ANY_SUFFIX, writes=True, in_place=True),
+        "dest_path": FileMember(paths.ANY_SUFFIX, writes=True)}
+    echoed: ClassVar[tuple[str, ...]] = ("source_path", "dest_path")
+    reaches_project: ClassVar[bool] = True
+
+    op: Literal["resource_move"] = "resource_move"
+    source_path: str = Field(description="The file or folder to move, relative to the project (res:// accepted), "
+                             "or its uid://.")
+    dest_path: str = Field(description="Its new path, where nothing is yet (a file keeps its extension).")
 
 
 def _op(model: type[Request]) -> str:

@@ -28,6 +28,8 @@ UPDATABLE_SUFFIXES = (".tres", ".res")
 READABLE_SUFFIXES = (".tres", ".res", ".tscn", ".scn")
 SHADER_SUFFIXES = (".gdshader",)
 SCENE_SUFFIXES = (".tscn",)
+ANY_SUFFIX = ("",)
+"""A member that may name any file, or a folder (resource_move)."""
 INSTANCE_SUFFIXES = (".tscn", ".scn", ".glb", ".gltf", ".blend", ".fbx", ".dae", ".obj")
 
 _NAME_MAX = 255

@@ -174,6 +174,25 @@ class NodeRemoveReply(Written):
     """The node and those below it."""
 
 
+class NotUpdated(TypedDict):
+    file: str
+    line: int
+    text: str
+
+
+class MoveReply(Written):
+    """resource_move: what moved, and what followed."""
+
+    source_path: str
+    dest_path: str
+    moved: list[list[str]]
+    """[from, to], sidecars too."""
+    updated: list[str]
+    """Files rewritten to follow."""
+    not_updated: list[NotUpdated]
+    """Fix by hand."""
+
+
 class PropertyInfo(TypedDict):
     """One property a request may set, as class_info describes it."""
 

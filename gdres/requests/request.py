@@ -75,6 +75,18 @@ class Job:
         return bool(getattr(self.request, "dry_run", False))
 
     @property
+    def reaches_project(self) -> bool:
+        """Whether it may write any file of its project (a move rewrites whatever names the file)."""
+        return type(self.request).reaches_project
+
+    @property
+    def ordered(self) -> tuple[tuple[str, int], ...]:
+        """What it is ordered by among a pool's requests (serving/ordering.py): its files, and its
+        project, which every request reads and one that may write any file of it writes, so that
+        such a request follows every unfinished one on the project, and every later one follows it."""
+        return (*self.files, (str(self.root), WRITE if self.reaches_project else READ))
+
+    @property
     def written(self) -> list[str]:
         """The real paths of the files it writes."""
         return [real for real, role in self.files if role == WRITE]
@@ -243,9 +255,10 @@ def _ok(request: AnyRequest, data: dict[str, Any], etag: str | None = None) -> R
 
 def diffed(change: dict[str, Any]) -> dict[str, Any]:
     """A dry run's change as the reply gives it: the engine's old and new text made a unified diff,
-    named as git names files (`a/`, `b/`; /dev/null for a file that is not there yet)."""
+    named as git names files (`a/`, `b/`; /dev/null for a file that is not there yet; a file that
+    moves and changes: `a/` its old path)."""
     path = change["path"]
-    old = "/dev/null" if change["action"] == "create" else f"a/{path}"
+    old = "/dev/null" if change["action"] == "create" else f"a/{change.get('from', path)}"
     if change.get("binary"):
         diff = f"Binary files {old} and b/{path} differ\n"
     else:

@@ -93,6 +93,11 @@ class Router:
         """The real path of the project `raw` names, or None where it names none."""
         return self._root(raw.get("project_path"))
 
+    def reaches_project(self, raw: dict[str, Any]) -> bool:
+        """Whether `raw` may write any file of its project (a move): every line on it must be served where it is."""
+        model = REQUEST_MODELS.get(raw.get("op"))  # type: ignore[arg-type]
+        return model is not None and model.reaches_project
+
     def written(self, raw: Any) -> list[str]:
         """The real paths of the files `raw` may write (none where the router cannot tell)."""
         named = self._named(raw) if isinstance(raw, dict) else None
@@ -103,6 +108,8 @@ class Router:
         model = REQUEST_MODELS.get(op) if isinstance(op, str) else None
         if model is None:
             return ()  # refused by the part, unread: it touches nothing
+        if model.reaches_project:
+            return None  # it may write any file of its project (a move): it runs alone
         named: list[tuple[str, int]] = []
         for member, role in model.files.items():
             for name in (member, *model.spellings.get(member, ())):

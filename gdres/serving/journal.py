@@ -4,8 +4,9 @@ is killed half-way.
 A rollback journal, as SQLite keeps one. Before the engine changes anything in the project for a
 line of the batch, it appends to the journal what it is about to do (gdscript/files/saving.gd
 `_note()`): "stage" (the temp file it will write and the folders it will make for it), then
-"commit" (the file it will replace, with the bytes it holds now or none, and the sha256 of what it
-will hold). The journal is a JSON Lines file in the user's cache,
+"commit" (the file it will replace or remove, with the bytes it holds now or none, and the sha256
+of what it will hold or none); a move notes "move" (the file, and where it goes) and "rmdir" (a
+folder it empties and removes). The journal is a JSON Lines file in the user's cache,
 `~/.cache/gdres/journals/<project hash>/journal.jsonl`, beside a lock file that the batch
 holds from its first line to its end; the engines of an atomic batch may write that one file, and
 nothing else outside the project (engine/wall.py), and they end before the bridge undoes anything.
@@ -179,7 +180,16 @@ def _undo(root: Path, journal: Path, *, wait: bool = True) -> tuple[list[str], l
     undone: list[str] = []
     left: list[str] = []
     for entry in reversed(entries):
-        if "commit" in entry:
+        if "move" in entry:
+            back = _move_back(_inside(root, entry["move"]), _inside(root, entry.get("to")))
+            if back is not None:
+                (undone if back[1] else left).append(back[0].relative_to(root).as_posix())
+        elif "rmdir" in entry:
+            folder = _inside(root, entry["rmdir"])
+            if folder is not None:
+                with contextlib.suppress(OSError):
+                    folder.mkdir()
+        elif "commit" in entry:
             path = _inside(root, entry["commit"])
             if path is None:
                 continue
@@ -225,21 +235,36 @@ def _inside(root: Path, path: Any) -> Path | None:
         relative = candidate.relative_to(root)
     except ValueError:
         return None
-    if not relative.parts or paths.is_engine_file(relative.as_posix()):
+    # project.godot is written by a move that rewrites a setting naming the file it moves.
+    if not relative.parts or (paths.is_engine_file(relative.as_posix()) and relative.as_posix() != "project.godot"):
         return None
     return candidate
 
 
+def _move_back(origin: Path | None, moved: Path | None) -> tuple[Path, bool] | None:
+    """Move the file the batch moved from `origin` to `moved` back, if it is there and nothing is at
+    `origin`: (origin, whether it was moved back); None: nothing to do."""
+    if origin is None or moved is None or not moved.is_file() or os.path.lexists(origin):
+        return None
+    try:
+        os.rename(moved, origin)
+        return origin, True
+    except OSError as exc:
+        log.warning("gdres: %s could not be moved back to %s: %s", moved, origin, exc)
+        return origin, False
+
+
 def _put_back(path: Path, old: Any, mode: Any, new: Any) -> bool | None:
     """Give `path` its old bytes (base64 text; None: no file), atomically, if it still holds what the
-    batch wrote (`new`, its sha256): a file another program changed since, or that the batch never
-    replaced (killed between noting and renaming), is left as it is. Whether it was put back (None:
-    nothing to do)."""
+    batch wrote (`new`, its sha256; None: the batch removed it, and it is still not there): a file
+    another program changed since, or that the batch never replaced (killed between noting and
+    renaming), is left as it is. Whether it was put back (None: nothing to do)."""
     try:
         now = path.read_bytes() if path.is_file() else None
     except OSError:
         return False
-    if now is None or hashlib.sha256(now).hexdigest() != new:
+    if (now is not None or os.path.lexists(path)) if new is None else (
+            now is None or hashlib.sha256(now).hexdigest() != new):
         return None
     try:
         if old is None:

@@ -168,7 +168,10 @@ class Pool:
         """In an atomic batch, the first request (by index) whose reply is an error: those after it are
         skipped, or, sent already, served and undone."""
         self._journal: Journal | None = None
-        """The journal of the atomic batch being served, from its first request on."""
+        """The journal of the atomic batch being served, from its first request on; or of the move
+        being served (a request that may write any file of its project is all-or-nothing alone)."""
+        self._journaled_by: int | None = None
+        """The request the journal is for, outside an atomic batch."""
         self._atomic_writes: set[int] = set()
         """The requests of the atomic batch that write files (by index): undone, they say so."""
         self._interrupted = False
@@ -341,7 +344,8 @@ class Pool:
 
     def _journaled(self, index: int, job: Job) -> Reply | None:
         """In an atomic batch, give a request that writes the batch's journal (begun with its first
-        request, on that request's project); or the refusal of a request the batch cannot serve."""
+        request, on that request's project); or the refusal of a request the batch cannot serve.
+        Outside one, a move's journal is begun for it alone, and ended with its reply (finish())."""
         if self._journal is None:
             journal = Journal(job.root)
             try:
@@ -349,6 +353,7 @@ class Pool:
             except BridgeError as exc:
                 return refuse(job.request, exc)
             self._journal = journal
+            self._journaled_by = None if self._atomic else index
             self.starter.journals[job.root] = journal
             for slot in self._group(job.root):
                 slot.stop()  # its engine may not write the journal: the next one started may
@@ -363,7 +368,7 @@ class Pool:
         if job.written:
             # A dry run notes its temp file and folders too: a kill leaves nothing of it either.
             job.message["journal"] = str(self._journal.path)
-            if not job.dry_run:
+            if self._atomic and not job.dry_run:
                 self._atomic_writes.add(index)
         return None
 
@@ -371,7 +376,7 @@ class Pool:
         """Keep every write of the atomic batch, or undo them all; return the files that could not be
         put back. Its engines end first (they could write the journal, and nothing may change the
         files while they are put back)."""
-        journal, self._journal = self._journal, None
+        journal, self._journal, self._journaled_by = self._journal, None, None
         if journal is None:
             return []
         self.starter.journals.pop(journal.root, None)
@@ -523,13 +528,17 @@ class Pool:
                                               Skipped(SKIPPED))
             elif not isinstance(prepared, Job):
                 self._record(index, prepared)
-            elif self._atomic and (refused := self._journaled(index, prepared)) is not None:
+            elif not self._atomic and prepared.reaches_project and self._journal is not None \
+                    and self._journaled_by != index:
+                return  # one move at a time: its journal is the pool's one
+            elif (self._atomic or prepared.reaches_project) and (refused := self._journaled(index, prepared)) \
+                    is not None:
                 self._record(index, refused)
             else:
                 slot = self._place(prepared)
                 if slot is None:
                     return
-                self._files.add(prepared.files, slot)
+                self._files.add(prepared.ordered, slot)
                 slot.queue.append(Task(index, prepared))
                 queued += 1
             self._waiting = None
@@ -540,7 +549,7 @@ class Pool:
         An allow_scripts request goes to the project's slot for those (each gets an engine of
         its own there), so the warm engines of the others stay as they are.
         """
-        after = self._files.followed(job.files)
+        after = self._files.followed(job.ordered)
         group = self._group(job.root)
         trusted = group[-1]
         if job.allows_scripts:
@@ -561,9 +570,16 @@ class Pool:
         return group
 
     def finish(self, task: Task, reply: Reply, slot: Slot) -> None:
-        """Record the reply to `task` and forget its files."""
+        """Record the reply to `task` and forget its files; a move's journal ends with it: its writes
+        stay, or (it failed: its engine undid them, unless it died) whatever is left is undone."""
+        if self._journaled_by == task.index:
+            left = self._end_atomic(keep=reply["result"] == "ok")
+            if left:
+                reply = refuse(task.job.request, SaveFailed(
+                    f"the move failed, and {', '.join(left)} could not be put back as it was; the next gdres "
+                    "command on the project tries again"))
         self._record(task.index, reply)
-        self._files.remove(task.job.files, slot)
+        self._files.remove(task.job.ordered, slot)
 
     # ----- the feeder ------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ not tracked, in a shard as in one batch.
 
 A line whose files cannot be told before the batch runs (a uid:// that no file has yet, which only
 a file an earlier line makes could answer) joins every line before it: it runs after them, as the
-fleet's barrier does. A line that names a project that is not one, or is no request at all, touches
-nothing and may go anywhere.
+fleet's barrier does. A line that may change any file of its project (a move, which rewrites what
+names the file) puts every line on that project in its shard. A line that names a project that is
+not one, or is no request at all, touches nothing and may go anywhere.
 
 Groups of lines go to shards largest first, each to the shard with the fewest lines so far (the
 lowest-numbered on a tie), so shards get about as many lines each when no group is large.
@@ -88,10 +89,18 @@ def shard_lines(texts: Sequence[str], shard: int, count: int, cwd: str) -> list[
     written: set[str] = set()
     joined = 0
     """The lines before this one are in one group (a barrier joined them)."""
+    by_project: dict[str, list[int]] = {}
+    moved_in: set[str] = set()
+    """Projects a line may change anywhere in (a move): each has all its lines in one group."""
     for line, text in enumerate(texts):
         raw = _object(text)
         if raw is None:
             continue
+        root = router.root(raw)
+        if root is not None:
+            by_project.setdefault(root, []).append(line)
+            if router.reaches_project(raw):
+                moved_in.add(root)
         files = router.files(raw)
         if files is None:
             if router.root(raw) is None:
@@ -104,6 +113,10 @@ def shard_lines(texts: Sequence[str], shard: int, count: int, cwd: str) -> list[
             touching.setdefault(key, []).append(line)
             if role == WRITE:
                 written.add(key)
+    for root in moved_in:
+        first, *rest = by_project[root]
+        for line in rest:
+            groups.join(first, line)
     for key in written:
         first, *rest = touching[key]
         for line in rest:

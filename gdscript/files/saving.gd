@@ -73,8 +73,11 @@ static func stage(
 
 
 ## Write `bytes` for res:// `path` beside it and read them back, the same way as stage().
-static func stage_bytes(path: String, bytes: PackedByteArray, job: Job, where: String) -> Dictionary:
-	var write: Dictionary = _begin(path, job, where)
+## `settings`: the file may be the project's settings, project.godot (never any other engine file).
+static func stage_bytes(
+	path: String, bytes: PackedByteArray, job: Job, where: String, settings: bool = false
+) -> Dictionary:
+	var write: Dictionary = _begin(path, job, where, settings)
 	if job.failed():
 		return {}
 	var err: Error = AtomicWrite.store(write["temp"], bytes)
@@ -85,12 +88,66 @@ static func stage_bytes(path: String, bytes: PackedByteArray, job: Job, where: S
 	return _staged(write, job)
 
 
+## Stage moving the file at res:// `from` to res:// `to`, where nothing is: its folders made, the
+## rename left to commit(). The file keeps its bytes, and with them its uid. A request's if_match on
+## `from` guards it.
+static func stage_move(from: String, to: String, job: Job, where: String) -> Dictionary:
+	var write: Dictionary = _begin(to, job, where)
+	if job.failed():
+		return {}
+	write["from"] = Paths.real(from)
+	if write["old"] != null or not Paths.inside(write["from"]) or not FileAccess.file_exists(write["from"]):
+		job.fail(Job.SAVE_FAILED, "%s: %s cannot move to %s; nothing was moved" % [where, from, to], where)
+	elif job.if_match.has(from):
+		write["guard"] = str(job.if_match[from])
+		write["guarded"] = write["from"]
+		_still_as_read(write, job)
+	return _staged(write, job)
+
+
+## Stage removing the file at res:// `path` (its bytes kept, for an undo): the removal is left to commit().
+static func stage_removal(path: String, job: Job, where: String) -> Dictionary:
+	if job.failed():
+		return {}
+	var real: String = Paths.real(path)
+	if not Paths.inside(real) or Paths.is_engine_file(Paths.to_res(real)) or not FileAccess.file_exists(real):
+		job.fail(Job.SAVE_FAILED, "%s: %s cannot be removed; nothing was changed" % [where, path], where)
+		return {}
+	var write: Dictionary = {
+		"path": path,
+		"where": where,
+		"real": real,
+		"folder": _parent(real),
+		"temp": "",
+		"made": [],
+		"old": FileAccess.get_file_as_bytes(real),
+		"mode": -1,
+		"remove": true
+	}
+	if not _writable(real, write, job, where):
+		return {}
+	if job.if_match.has(path):
+		write["guard"] = str(job.if_match[path])
+		_still_as_read(write, job)
+	return _staged(write, job)
+
+
+## Stage removing the folder at res:// `path` once the writes before it have emptied it.
+static func stage_folder_removal(path: String, job: Job, where: String) -> Dictionary:
+	var real: String = Paths.real(path)
+	if job.failed() or not Paths.inside(real):
+		return {}
+	return {"path": path, "where": where, "real": real, "folder": _parent(real), "temp": "", "made": [], "rmdir": true}
+
+
 ## Make staged writes visible together: once every folder still resolves where it did when its
-## write began, rename each temp file over its target, in order. Unless all of them are renamed,
+## write began, rename each temp file over its target, in order (a staged move renames its file, a
+## staged removal removes one). `proof`, when given, runs once all are in place, and a failure it
+## reports undoes them all too. Unless all of them are renamed,
 ## none stays: when the job has failed (while staging, or here), the targets already replaced get
 ## their old bytes back (a new file goes, with the folders made for it), and every temp file and
 ## every folder made goes too.
-static func commit(writes: Array[Dictionary], job: Job) -> void:
+static func commit(writes: Array[Dictionary], job: Job, proof: Callable = Callable()) -> void:
 	if job.hit_script_error():
 		job.fail(
 			Job.SAVE_FAILED,
@@ -114,6 +171,8 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 			_still_as_read(write, job)
 	if job.dry_run and not job.failed():
 		for write: Dictionary in writes:
+			if write.has("rmdir") or write.has("from") or write.has("remove"):
+				continue  # a move says what it moves in its own reply
 			job.changes.append(_change(write))
 			if write["old"] != null:
 				job.etags[write["path"]] = FileAccess.get_sha256(write["real"])
@@ -125,26 +184,47 @@ static func commit(writes: Array[Dictionary], job: Job) -> void:
 			break
 		# The reply's etag, and the journal's hash of what the batch wrote (a rollback checks the
 		# file still has it before putting the old bytes back).
-		job.etags[write["path"]] = FileAccess.get_sha256(write["temp"])
+		if write.has("from") or write.has("rmdir"):
+			_note(job, {"move": write["from"], "to": write["real"]} if write.has("from") else {"rmdir": write["real"]})
+			continue
+		var new: Variant = null if write.has("remove") else FileAccess.get_sha256(write["temp"])
+		if new != null:
+			job.etags[write["path"]] = new
 		if not job.journal.is_empty():
 			var old: Variant = Marshalls.raw_to_base64(write["old"]) if write["old"] != null else null
-			_note(job, {"commit": write["real"], "old": old, "new": job.etags[write["path"]], "mode": write["mode"]})
+			_note(job, {"commit": write["real"], "old": old, "new": new, "mode": write["mode"]})
 	var renamed: int = 0
 	while not job.failed() and renamed < writes.size():
 		var write: Dictionary = writes[renamed]
-		var err: Error = AtomicWrite.commit(write["temp"], write["real"], write["mode"])
+		var err: Error = _apply(write)
 		if err != OK:
 			_fail_save(write, job, write["where"], err)
 			break
 		renamed += 1
+	if not job.failed() and proof.is_valid():
+		proof.call()
 	if not job.failed():
 		return
 	# Innermost first: a folder made by one write may hold the file of a later one.
 	for i: int in range(writes.size() - 1, -1, -1):
 		if i < renamed:
 			_undo(writes[i])
-		elif not writes[i].is_empty():
+		elif not writes[i].is_empty() and not writes[i].has("rmdir"):
 			_drop(writes[i])
+
+
+## Make one staged write: rename its temp file over its target, or move its file, or remove it.
+static func _apply(write: Dictionary) -> Error:
+	if write.has("rmdir"):
+		return DirAccess.remove_absolute(write["real"])  # only an empty folder goes
+	if write.has("remove"):
+		return DirAccess.remove_absolute(write["real"])
+	if write.has("from"):
+		# A rename replaces what is at its target: one made since the move was staged is kept.
+		if FileAccess.file_exists(write["real"]) or DirAccess.dir_exists_absolute(write["real"]):
+			return ERR_ALREADY_EXISTS
+		return DirAccess.rename_absolute(write["from"], write["real"])
+	return AtomicWrite.commit(write["temp"], write["real"], write["mode"])
 
 
 ## Save `resource` for res:// `path` as the temp file of `write`, every section under a chosen id
@@ -226,7 +306,7 @@ static func _fix_ids_in(value: Variant, path: String, temp: String, ids: Diction
 
 ## Check the target and make its folders: {path, where, real, folder, temp, made, old, mode}, or
 ## fail the job (or leave it failed: then nothing is checked or made).
-static func _begin(path: String, job: Job, where: String) -> Dictionary:
+static func _begin(path: String, job: Job, where: String, settings: bool = false) -> Dictionary:
 	if job.failed():
 		return {}
 	var real: String = Paths.real(path)
@@ -238,7 +318,7 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 		)
 		return {}
 	var inside: String = Paths.to_res(real)
-	if Paths.is_engine_file(inside):
+	if Paths.is_engine_file(inside) and not (settings and inside == "res://project.godot"):
 		job.fail(
 			Job.INVALID_PATH,
 			"%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside],
@@ -281,7 +361,8 @@ static func _begin(path: String, job: Job, where: String) -> Dictionary:
 ## else's save in between is refused, not overwritten (only one landing in the microseconds between
 ## that check and the rename itself could be, as with any editor's save).
 static func _still_as_read(write: Dictionary, job: Job) -> bool:
-	var now: String = FileAccess.get_sha256(write["real"]) if FileAccess.file_exists(write["real"]) else ""
+	var guarded: String = write.get("guarded", write["real"])
+	var now: String = FileAccess.get_sha256(guarded) if FileAccess.file_exists(guarded) else ""
 	if now == write["guard"]:
 		return true
 	var what: String = "has etag %s now" % now if not now.is_empty() else "is not there any more"
@@ -289,7 +370,7 @@ static func _still_as_read(write: Dictionary, job: Job) -> bool:
 		Job.CONFLICT,
 		(
 			"%s: %s changed since it was read (it %s, not the if_match given): read it again; nothing was written"
-			% [write["where"], write["path"].trim_prefix("res://"), what]
+			% [write["where"], Paths.to_res(guarded).trim_prefix("res://"), what]
 		),
 		"if_match"
 	)
@@ -441,7 +522,8 @@ static func _staged(write: Dictionary, job: Job) -> Dictionary:
 
 ## Remove what a staged write left: its temp file and the folders it made.
 static func _drop(write: Dictionary) -> void:
-	AtomicWrite.discard(write["temp"])
+	if not write["temp"].is_empty() and not write.has("from"):
+		AtomicWrite.discard(write["temp"])
 	_remove_folders(write["made"])
 
 
@@ -486,7 +568,14 @@ static func _change(write: Dictionary) -> Dictionary:
 ## Put back what a committed write replaced: its old bytes (and permissions), or no file and none
 ## of the folders it made. Atomic like the write it undoes.
 static func _undo(write: Dictionary) -> void:
-	if write["old"] == null:
+	if write.has("rmdir"):
+		DirAccess.make_dir_absolute(write["real"])
+	elif write.has("from"):
+		DirAccess.rename_absolute(write["real"], write["from"])
+		_remove_folders(write["made"])
+	elif write.has("remove"):
+		AtomicWrite.store(write["real"], write["old"])
+	elif write["old"] == null:
 		DirAccess.remove_absolute(write["real"])
 		_remove_folders(write["made"])
 	else:

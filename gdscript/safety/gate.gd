@@ -202,6 +202,7 @@ static func _verdict(path: String) -> Array:
 	var problem: Array = judge(scan)
 	if problem != MAY:
 		return problem
+	_mend_stale_uids(scan, path)
 	if _names_unknown_uid_at_stale_path(scan, path):
 		var uids: GDScript = _own_script(_PROJECT_UIDS)
 		if uids == null:
@@ -218,6 +219,24 @@ static func _verdict(path: String) -> Array:
 			]
 	_passed[path] = named_paths
 	return MAY
+
+
+## Where a file names a file by a uid the engine knows at a path where nothing is, and by a path where
+## the file is (a uid cache left stale by a move made outside the editor), let the uid lead there: the
+## engine's loaders take the uid's path before the written one, and would fail.
+static func _mend_stale_uids(scan: Scan, path: String) -> void:
+	for load: Dictionary in scan.loads:
+		var id: int = ResourceUID.text_to_id(load["uid"]) if not load["uid"].is_empty() else ResourceUID.INVALID_ID
+		if id == ResourceUID.INVALID_ID or not ResourceUID.has_id(id) or load["path"].is_empty():
+			continue
+		var written: String = named({"path": load["path"], "uid": ""}, path)
+		if (
+			written.begins_with("res://")
+			and not FileAccess.file_exists(Paths.real(ResourceUID.get_id_path(id)))
+			and FileAccess.file_exists(Paths.real(written))
+			and Paths.inside(Paths.real(written))
+		):
+			ResourceUID.set_id(id, written)
 
 
 ## Whether a file (its scan) names a file by a uid the engine does not know and a path where nothing

@@ -1,0 +1,373 @@
+extends RefCounted
+## resource_move: move a file (with its `.import` and `.uid` sidecars) or a folder (with everything in
+## it) inside the project, and every reference to it with it, as the editor's file dock does.
+##
+## - Text resources and scenes that name a moved file get the path of each such `ext_resource` line
+##   rewritten, and nothing else: every other byte stays (the engine's own rename_dependencies
+##   rewrites those lines too, but in its own spelling of the whole line). A relative path in a moved
+##   file is written absolute, as the engine's saver writes paths.
+## - project.godot: each quoted value naming a moved file is rewritten (the main scene, `*res://`
+##   autoloads, a theme, a bus layout, translations), as the editor updates its settings after a move.
+## - A moved asset's `.import` gets its source and artefact names (`<file>-<md5 of its path>`) made
+##   for the new path, as the editor's reimport after a move writes them; the artefacts themselves are
+##   made by the next import (gdres imports what a request meets unimported).
+## - Code is not edited: a line of a script, a shader or of any other file that names a moved path
+##   outside an ext_resource line is listed in `not_updated`. A binary resource that names one is
+##   refused (its ext_resource table would have to be rewritten; no text line to change).
+## Every write is staged and the whole lands together or not at all (files/saving.gd, journaled by
+## the bridge); each rewritten file is proven before it lands, by reading it again and comparing
+## what it loads with what it loaded, each moved path for its new one. Then the moved files' uids
+## name their new paths in this engine and in `.godot/uid_cache.bin`, where the engine looks a uid
+## up before an ext_resource's path (a stale entry would make every dependent fail to load).
+
+const Gate = preload("../safety/gate.gd")
+const Job = preload("../job.gd")
+const Paths = preload("../safety/paths.gd")
+const Saving = preload("../files/saving.gd")
+const Ids = preload("../formats/ids.gd")
+
+## Files the engine saves as text and this op rewrites; project.godot is handled by itself.
+const _TEXT_RESOURCES: Array[String] = ["tres", "tscn"]
+const _BINARY_RESOURCES: Array[String] = ["res", "scn"]
+## Files read for lines naming a moved path (listed, never edited), besides the text resources.
+const _READ_FOR_LINES: Array[String] = [
+	"gd", "gdshader", "gdshaderinc", "cs", "import", "cfg", "json", "gdextension", "gdignore", "txt", "md"
+]
+const _SIDECARS: Array[String] = ["import", "uid"]
+const _UID_CACHE: String = "res://.godot/uid_cache.bin"
+
+static var _ext_path: RegEx = RegEx.create_from_string('^(\\[ext_resource [^\\n]*?path=")([^"]*)(")')
+static var _quoted_path: RegEx = RegEx.create_from_string('"(\\*?)(res://[^"]*)"')
+
+
+static func run(request: Dictionary, job: Job) -> Dictionary:
+	var source: String = request["source_path"]
+	var dest: String = request["dest_path"]
+	var move: Dictionary = _plan(source, dest, job)
+	if job.failed():
+		return {}
+	var writes: Array[Dictionary] = []
+	var updated: Array = []
+	var not_updated: Array = []
+	var proofs: Array = []
+	for path: String in _files_naming(move):
+		var new_bytes: Variant = _rewritten(path, move, not_updated, job)
+		if job.failed():
+			return {}
+		var moves_to: String = move["files"].get(path, "")
+		if new_bytes == null:
+			continue
+		if not job.if_match.has(path):
+			# Changed by someone else between this read and the rename: a conflict, never a lost edit.
+			job.if_match[path] = move["read"][path]
+		if moves_to.is_empty():
+			writes.append(Saving.stage_bytes(path, new_bytes, job, "source_path", path == "res://project.godot"))
+			updated.append(path.trim_prefix("res://"))
+		else:
+			move["rewritten"][path] = new_bytes
+		proofs.append(moves_to if not moves_to.is_empty() else path)
+	for from: String in move["files"]:
+		var to: String = move["files"][from]
+		if move["rewritten"].has(from):
+			writes.append(Saving.stage_bytes(to, move["rewritten"][from], job, "dest_path"))
+			writes.append(Saving.stage_removal(from, job, "source_path"))
+		else:
+			writes.append(Saving.stage_move(from, to, job, "dest_path"))
+	for folder: String in move["folders"]:
+		writes.append(Saving.stage_folder_removal(folder, job, "source_path"))
+	if job.failed():
+		return {}
+	Saving.commit(writes, job, func() -> void: _prove(proofs, move, job))
+	if job.failed():
+		return {}
+	if job.dry_run:
+		_as_renames(job, move)
+	else:
+		_note_uids(move)
+	if not move["is_folder"]:
+		# The moved file's bytes, where they are now: for the if_match of a next write.
+		job.etags[source] = FileAccess.get_sha256(Paths.real(source if job.dry_run else dest))
+	var moved: Array = []
+	for from: String in move["files"]:
+		moved.append([from.trim_prefix("res://"), move["files"][from].trim_prefix("res://")])
+	return {"moved": moved, "updated": updated, "not_updated": not_updated}
+
+
+## What moves where: {is_folder, files: {res path: new res path} (sidecars included), folders (the
+## source's folders, innermost first, removed once empty), uids: {uid text: new path}, rewritten: {}},
+## or {} after failing the job.
+static func _plan(source: String, dest: String, job: Job) -> Dictionary:
+	var real: String = Paths.real(source)
+	var is_folder: bool = DirAccess.dir_exists_absolute(real)
+	var refusal: String = ""
+	var field: String = "dest_path"
+	if not is_folder and not FileAccess.file_exists(real):
+		job.fail(Job.NOT_FOUND, "source_path: %s does not exist" % source, "source_path")
+		return {}
+	if FileAccess.file_exists(Paths.real(dest)) or DirAccess.dir_exists_absolute(Paths.real(dest)):
+		refusal = "%s exists already; move to a path where nothing is" % dest
+	elif is_folder and (dest + "/").begins_with(source + "/"):
+		refusal = "%s lies inside %s, the folder being moved" % [dest, source]
+	elif not is_folder and source.get_extension().to_lower() != dest.get_extension().to_lower():
+		refusal = "keep the extension (.%s): the engine picks a file's loader by it" % source.get_extension()
+	elif source.get_extension().to_lower() in _SIDECARS:
+		refusal = "%s belongs to the file beside it: move that file, and it moves along" % source
+		field = "source_path"
+	elif is_folder and not job.if_match.is_empty():
+		refusal = "if_match guards one file; a folder has no etag"
+		field = "if_match"
+	if not refusal.is_empty():
+		job.fail(Job.INVALID_REQUEST if field == "if_match" else Job.INVALID_PATH, "%s: %s" % [field, refusal], field)
+		return {}
+	var move: Dictionary = {
+		"source": source, "dest": dest, "is_folder": is_folder, "files": {}, "folders": [], "rewritten": {}, "read": {}
+	}
+	if is_folder:
+		_walk(source, dest, move, job)
+	else:
+		move["files"][source] = dest
+		for sidecar: String in _SIDECARS:
+			if FileAccess.file_exists(real + "." + sidecar):
+				move["files"][source + "." + sidecar] = dest + "." + sidecar
+	return {} if job.failed() else move
+
+
+## Add every file below `folder` to `move`, moving to `to`; a link inside is refused (it could lead out).
+static func _walk(folder: String, to: String, move: Dictionary, job: Job) -> void:
+	var dir: DirAccess = DirAccess.open(Paths.real(folder))
+	if dir == null:
+		job.fail(Job.LOAD_FAILED, "source_path: %s cannot be listed" % folder, "source_path")
+		return
+	dir.include_hidden = true
+	for name: String in dir.get_files():
+		var path: String = folder.path_join(name)
+		if dir.is_link(name) or Paths.is_engine_file(path):
+			job.fail(
+				Job.INVALID_PATH, "source_path: %s is a link or the engine's own; it is not moved" % path, "source_path"
+			)
+			return
+		move["files"][path] = to.path_join(name)
+	for name: String in dir.get_directories():
+		if dir.is_link(name) or Paths.is_engine_file(folder.path_join(name)):
+			var inner: String = folder.path_join(name)
+			job.fail(
+				Job.INVALID_PATH,
+				"source_path: %s is a link or the engine's own; it is not moved" % inner,
+				"source_path"
+			)
+			return
+		_walk(folder.path_join(name), to.path_join(name), move, job)
+	move["folders"].append(folder)
+
+
+## The new path of res:// `path` once the move is made, or "" when it does not move.
+static func _mapped(path: String, move: Dictionary) -> String:
+	if move["is_folder"]:
+		return move["dest"] + path.substr(move["source"].length()) if path.begins_with(move["source"] + "/") else ""
+	return move["dest"] if path == move["source"] else ""
+
+
+## The project files that may name a moved file (all the editor's scan finds, and project.godot).
+static func _files_naming(_move: Dictionary) -> PackedStringArray:
+	var found: PackedStringArray = []
+	for path: String in Paths.scanned_files():
+		var extension: String = path.get_extension().to_lower()
+		if extension in _TEXT_RESOURCES or extension in _BINARY_RESOURCES or extension in _READ_FOR_LINES:
+			found.append(path)
+		elif path == "res://project.godot":
+			found.append(path)
+	return found
+
+
+## The bytes `path` must hold once the move is made, or null when they stay; lines naming a moved path
+## that are not rewritten go to `not_updated`. A binary resource naming a moved file fails the job.
+static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: Job) -> Variant:
+	var real: String = Paths.real(path)
+	if not Paths.inside(real):
+		return null
+	var extension: String = path.get_extension().to_lower()
+	if extension in _BINARY_RESOURCES:
+		for dependency: String in ResourceLoader.get_dependencies(path):
+			if not _mapped(dependency.get_slice("::", dependency.get_slice_count("::") - 1), move).is_empty():
+				(
+					job
+					. fail(
+						Job.INVALID_REQUEST,
+						(
+							(
+								"source_path: %s, a binary resource, names %s; its references cannot be rewritten as text lines:"
+								+ " save it as .tres/.tscn first, or move it in the editor"
+							)
+							% [path.trim_prefix("res://"), move["source"].trim_prefix("res://")]
+						),
+						"source_path"
+					)
+				)
+		return null
+	move["read"][path] = FileAccess.get_sha256(real)
+	var text: String = FileAccess.get_file_as_string(real)
+	var needle: String = move["source"] + ("/" if move["is_folder"] else "")
+	var moves: bool = move["files"].has(path)
+	if not text.contains(needle) and not (moves and extension in _TEXT_RESOURCES):
+		return null
+	var lines: PackedStringArray = text.split("\n")
+	var changed: bool = false
+	for i: int in lines.size():
+		var line: String = lines[i]
+		var after: String = line
+		if extension in _TEXT_RESOURCES:
+			after = _ext_line(line, path, move)
+		elif path == "res://project.godot":
+			after = _setting_line(line, move)
+		elif extension == "import" and moves:
+			after = _import_line(line, move)
+		if after != line:
+			lines[i] = after
+			changed = true
+		elif _names(line, move):
+			not_updated.append({"file": path.trim_prefix("res://"), "line": i + 1, "text": line.strip_edges()})
+	return "\n".join(lines).to_utf8_buffer() if changed else null
+
+
+## Whether `line` names a moved path (for a file, the path and nothing longer).
+static func _names(line: String, move: Dictionary) -> bool:
+	if move["is_folder"]:
+		return line.contains(move["source"] + "/")
+	var at: int = line.find(move["source"])
+	while at >= 0:
+		var next: String = line.substr(at + move["source"].length(), 1)
+		if next.is_empty() or not (next.is_valid_identifier() or next in [".", "-", "/"] or next.is_valid_int()):
+			return true
+		at = line.find(move["source"], at + 1)
+	return false
+
+
+## An ext_resource line of text resource `file` with its path made the moved one's new path (and a
+## relative path absolute when `file` itself moves).
+static func _ext_line(line: String, file: String, move: Dictionary) -> String:
+	var found: RegExMatch = _ext_path.search(line)
+	if found == null:
+		return line
+	var named: String = found.get_string(2)
+	if named.begins_with("uid://") or named.is_empty():
+		return line
+	var relative: bool = not named.begins_with("res://")
+	var absolute: String = file.get_base_dir().path_join(named).simplify_path() if relative else named
+	var target: String = _mapped(absolute, move)
+	if target.is_empty():
+		target = absolute if relative and move["files"].has(file) else ""
+	if target.is_empty():
+		return line
+	return found.get_string(1) + target + found.get_string(3) + line.substr(found.get_end())
+
+
+## A project.godot line with each quoted value that names a moved file naming its new path.
+static func _setting_line(line: String, move: Dictionary) -> String:
+	var result: String = ""
+	var last: int = 0
+	for found: RegExMatch in _quoted_path.search_all(line):
+		var target: String = _mapped(found.get_string(2), move)
+		if target.is_empty():
+			continue
+		result += line.substr(last, found.get_start() - last) + '"%s%s"' % [found.get_string(1), target]
+		last = found.get_end()
+	return result + line.substr(last) if last > 0 else line
+
+
+## A moved asset's .import line with its source and its artefacts' names made for the new path.
+static func _import_line(line: String, move: Dictionary) -> String:
+	var result: String = line
+	for found: RegExMatch in _quoted_path.search_all(line):
+		var named: String = found.get_string(2)
+		var target: String = _mapped(named, move)
+		if not target.is_empty():
+			result = result.replace('"%s"' % named, '"%s"' % target)
+		elif named.begins_with("res://.godot/imported/"):
+			var artefact: String = named.get_file()
+			for from: String in move["files"]:
+				var prefix: String = "%s-%s." % [from.get_file(), from.md5_text()]
+				if artefact.begins_with(prefix):
+					var to: String = move["files"][from]
+					var renamed: String = "%s-%s.%s" % [to.get_file(), to.md5_text(), artefact.substr(prefix.length())]
+					result = result.replace('"%s"' % named, '"%s"' % named.get_base_dir().path_join(renamed))
+	return result
+
+
+## A dry run's change of a file that moves and is rewritten: its diff from its old path and text
+## (git's rename with changes), not a new file's.
+static func _as_renames(job: Job, move: Dictionary) -> void:
+	for change: Dictionary in job.changes:
+		for from: String in move["rewritten"]:
+			if change["path"] == move["files"][from].trim_prefix("res://"):
+				change["action"] = "modify"
+				change["from"] = from.trim_prefix("res://")
+				change["before"] = FileAccess.get_file_as_string(Paths.real(from))
+
+
+## Once the writes have landed (before they count): every rewritten file, read again by the engine's
+## loader, names each dependency at a path where a file is, and the moved files' uids name their new
+## paths in this engine. Fails the job (and so undoes the move) when one does not.
+static func _prove(files: Array, move: Dictionary, job: Job) -> void:
+	_learn_uids(move)
+	for path: String in files:
+		for dependency: String in ResourceLoader.get_dependencies(path):
+			var named: String = dependency.get_slice("::", dependency.get_slice_count("::") - 1)
+			if named.is_empty() or named.begins_with("uid://"):
+				continue
+			if not FileAccess.file_exists(Paths.real(named)) and _mapped(named, move).is_empty():
+				continue  # missing before the move too: not the move's doing
+			if not FileAccess.file_exists(Paths.real(named)):
+				job.fail(
+					Job.SAVE_FAILED,
+					"source_path: after the move, %s still named %s; nothing was moved" % [path, named],
+					"source_path"
+				)
+				return
+
+
+## Tell this engine where each moved file's uid now leads.
+static func _learn_uids(move: Dictionary) -> void:
+	for from: String in move["files"]:
+		var to: String = move["files"][from]
+		if to.get_extension().to_lower() in _SIDECARS:
+			continue
+		var uid: String = Ids.uid_of(Paths.real(to))
+		var id: int = ResourceUID.text_to_id(uid) if not uid.is_empty() else ResourceUID.INVALID_ID
+		if id != ResourceUID.INVALID_ID:
+			if ResourceUID.has_id(id):
+				ResourceUID.set_id(id, to)
+			else:
+				ResourceUID.add_id(id, to)
+
+
+## Write the engine's uid cache again with each moved file's uid naming its new path, as the editor
+## does after a move (best effort: the editor rebuilds it from the files when it next scans them, and
+## the gate mends a stale entry it meets).
+static func _note_uids(move: Dictionary) -> void:
+	var real: String = Paths.real(_UID_CACHE)
+	# Never through a link: one there could lead this write to any file of the project.
+	if real != Paths.absolute(_UID_CACHE) or not FileAccess.file_exists(real):
+		return
+	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(real)
+	if bytes.size() < 4:
+		return
+	var count: int = bytes.decode_u32(0)
+	var out: PackedByteArray = bytes.slice(0, 4)
+	var at: int = 4
+	var changed: bool = false
+	for i: int in count:
+		if at + 12 > bytes.size():
+			return
+		var length: int = bytes.decode_u32(at + 8)
+		var path: String = bytes.slice(at + 12, at + 12 + length).get_string_from_utf8()
+		var target: String = move["files"].get(path, "")
+		var entry: PackedByteArray = bytes.slice(at, at + 8)
+		var named: PackedByteArray = (target if not target.is_empty() else path).to_utf8_buffer()
+		changed = changed or not target.is_empty()
+		entry.resize(12)
+		entry.encode_u32(8, named.size())
+		out.append_array(entry)
+		out.append_array(named)
+		at += 12 + length
+	if changed:
+		preload("../files/atomic_write.gd").replace(real, out)

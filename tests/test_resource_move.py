@@ -1,0 +1,319 @@
+"""resource_move on fresh clones of real projects: the file moves with its sidecars and uid, every
+reference follows in the engine's view, git sees path lines and renames only, and a failure or a kill
+leaves the project as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from conftest import FIXTURES, REPO, fresh_clone, snapshot, wait_for
+from gdres import Bridge
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
+
+DEMO = FIXTURES / "demos" / "dodge_the_creeps"
+ORACLE = """extends SceneTree
+# For each file given: whether the engine loads it, and the files its external resources come from.
+func _init() -> void:
+	var seen: Dictionary = {}
+	for path: String in OS.get_cmdline_user_args():
+		var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
+		var deps: Array = []
+		if loaded is PackedScene:
+			for value: Variant in loaded._bundled["variants"]:
+				if value is Resource and _external(value):
+					deps.append(value.resource_path)
+		elif loaded != null:
+			for info: Dictionary in loaded.get_property_list():
+				var value: Variant = loaded.get(info["name"])
+				if value is Resource and _external(value):
+					deps.append(value.resource_path)
+		deps.sort()
+		seen[path] = {"loads": loaded != null, "deps": deps}
+	print("ORACLE " + JSON.stringify(seen))
+	quit()
+
+
+func _external(value: Resource) -> bool:
+	return value.resource_path.begins_with("res://") and not value.resource_path.contains("::")
+"""
+
+
+def md5(text: str) -> str:
+    return hashlib.md5(text.encode()).hexdigest()
+
+
+def git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, text=True).stdout
+
+
+def in_git(project: Path) -> Path:
+    """The project as a user keeps it: committed, without .godot/."""
+    (project / ".gitignore").write_text(".godot/\n")
+    git(project, "init", "-q")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    return project
+
+
+def editor_import(godot_bin: str, project: Path) -> None:
+    """What the user's editor does when the project is opened: import, scan, cache uids."""
+    subprocess.run([godot_bin, "--headless", "--path", str(project), "--import"], capture_output=True, timeout=240,
+                   check=False)
+
+
+def engine_view(godot_bin: str, project: Path, files: list[str]) -> dict[str, Any]:
+    """How the engine itself (a game run, no editor) loads `files` (res:// paths)."""
+    script = project.parent / "oracle.gd"
+    script.write_text(ORACLE)
+    done = subprocess.run([godot_bin, "--headless", "--path", str(project), "-s", str(script), "--", *files],
+                          capture_output=True, text=True, timeout=120, check=False)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("ORACLE "))
+    view: dict[str, Any] = json.loads(line.removeprefix("ORACLE "))
+    return view
+
+
+def resources(project: Path) -> list[str]:
+    return sorted(f"res://{p.relative_to(project).as_posix()}" for p in project.rglob("*")
+                  if p.suffix in (".tscn", ".tres") and ".godot" not in p.parts)
+
+
+def uids(project: Path) -> dict[str, str]:
+    """Each file's uid where the editor finds it: a header, a .import, a .uid."""
+    found: dict[str, str] = {}
+    for path in project.rglob("*"):
+        if ".godot" in path.parts or ".git" in path.parts or not path.is_file():
+            continue
+        relative = path.relative_to(project).as_posix()
+        if path.suffix in (".tscn", ".tres", ".import"):
+            match = re.search(r'uid="(uid://[a-z0-9]+)"', path.read_text(encoding="utf-8"))
+            if match:
+                found[relative.removesuffix(".import")] = match.group(1)
+        elif path.suffix == ".uid":
+            found[relative.removesuffix(".uid")] = path.read_text().strip()
+    return found
+
+
+def moved_name(path: str, source: str, dest: str) -> str:
+    """Where `path` is once `source` has moved to `dest` (a file's sidecars move with it)."""
+    if path in (source, source + ".import", source + ".uid") or path.startswith(source + "/"):
+        return dest + path[len(source):]
+    return path
+
+
+def assert_only_path_lines_changed(project: Path, source: str, dest: str) -> None:
+    """git's diff of the move: renames, and changed lines that differ only in the moved paths (and the
+    import artefacts named for them)."""
+    git(project, "add", "-A")
+    diff = git(project, "diff", "--cached", "-M", "-U0", "--no-color")
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert removed and len(removed) == len(added), diff
+
+    def normal(line: str, moved: bool) -> str:
+        line = re.sub(r"imported/[^\"]*-[0-9a-f]{32}\.", "imported/ARTEFACT.", line)
+        return line.replace(f"res://{source}", f"res://{dest}") if moved else line
+
+    assert [normal(line, True) for line in removed] == [normal(line, False) for line in added], diff
+
+
+def move(bridge: Bridge, project: Path, source: str, dest: str, **extra: Any) -> dict[str, Any]:
+    return bridge.run({"op": "resource_move", "project_path": str(project), "source_path": source,
+                       "dest_path": dest, **extra})
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    return in_git(fresh_clone(DEMO, tmp_path))
+
+
+@pytest.mark.parametrize(("source", "dest"), [
+    ("art/enemyFlyingAlt_1.png", "art/enemies/flying_1.png"),  # a texture with its .import
+    ("player.tscn", "actors/player.tscn"),  # a scene instanced by main.tscn
+    ("art", "assets/art"),  # a folder: textures, a sound, their .import files
+    ("main.tscn", "scenes/main.tscn"),  # the main scene (project.godot names it)
+])
+def test_a_move_on_a_real_project_keeps_every_dependent_loading_at_the_new_path(
+        bridge: Bridge, demo: Path, godot_bin: str, source: str, dest: str) -> None:
+    before_uids = uids(demo)
+    editor_import(godot_bin, demo)  # as the user's editor left it: imported, uids cached
+    files = resources(demo)
+    before = engine_view(godot_bin, demo, files)
+    assert all(seen["loads"] for seen in before.values()), before
+
+    reply = move(bridge, demo, source, dest)
+
+    assert reply["result"] == "ok", json.dumps(reply)
+    assert not (demo / source).exists() and (demo / dest).exists()
+    assert [pair[0] for pair in reply["moved"]] and all(
+        moved_name(old, source, dest) == new for old, new in reply["moved"])
+    assert {moved_name(path, source, dest): uid for path, uid in before_uids.items()} == uids(demo)
+    assert_only_path_lines_changed(demo, source, dest)
+    editor_import(godot_bin, demo)  # the moved assets' artefacts are made for their new names
+    after = engine_view(godot_bin, demo, [moved_name(f, "res://" + source, "res://" + dest) for f in files])
+    expected = {moved_name(file, "res://" + source, "res://" + dest): {
+        "loads": True, "deps": sorted(moved_name(dep, "res://" + source, "res://" + dest) for dep in seen["deps"])}
+        for file, seen in before.items()}
+    assert after == expected
+    git(demo, "add", "-A")
+    assert git(demo, "status", "--porcelain", "--untracked-files=all").count("\n") == \
+        git(demo, "diff", "--cached", "--name-only", "-M").count("\n")  # the editor's own import changed no file
+
+
+def test_a_moved_scene_loads_in_a_game_run_without_the_editor_opening_the_project(
+        bridge: Bridge, demo: Path, godot_bin: str) -> None:
+    # The uid cache the editor wrote named the old path; the engine looks a uid up before an
+    # ext_resource's path, so a cache left stale would fail every scene that instances the moved one.
+    editor_import(godot_bin, demo)
+    assert move(bridge, demo, "mob.tscn", "actors/mob.tscn")["result"] == "ok"
+    view = engine_view(godot_bin, demo, ["res://main.tscn"])
+    assert view["res://main.tscn"]["loads"] and "res://actors/mob.tscn" in view["res://main.tscn"]["deps"]
+
+
+def test_scripts_that_name_the_file_are_listed_not_edited(bridge: Bridge, project: Path) -> None:
+    script = project / "scenes" / "spawner.gd"
+    script.write_text('extends Node\n\nconst BASE = preload("res://materials/base.tres")\n')
+    before = script.read_bytes()
+    reply = move(bridge, project, "materials/base.tres", "materials/stone/base.tres")
+    assert reply["result"] == "ok", json.dumps(reply)
+    assert sorted(reply["updated"]) == ["materials/layered.tres", "values/deep.tres"]
+    assert reply["not_updated"] == [{"file": "scenes/spawner.gd", "line": 3,
+                                     "text": 'const BASE = preload("res://materials/base.tres")'}]
+    assert script.read_bytes() == before
+    for updated in reply["updated"]:
+        assert 'path="res://materials/stone/base.tres"' in (project / updated).read_text()
+
+
+def test_a_dry_run_shows_every_change_and_makes_none(bridge: Bridge, demo: Path) -> None:
+    before = snapshot(demo)
+    reply = move(bridge, demo, "art/enemyWalking_1.png", "art/walk/1.png", dry_run=True)
+    assert reply["result"] == "ok" and reply["dry_run"] is True, reply
+    assert snapshot(demo) == before
+    assert reply["moved"] == [["art/enemyWalking_1.png", "art/walk/1.png"],
+                              ["art/enemyWalking_1.png.import", "art/walk/1.png.import"]]
+    changes = {change["path"]: change for change in reply["changes"]}
+    assert sorted(changes) == ["art/walk/1.png.import", "mob.tscn"]  # the files whose text changes
+    assert 'path="res://art/walk/1.png"' in changes["mob.tscn"]["diff"]
+    # The moved .import, diffed from its old path: its source and artefact names change, nothing else.
+    diff = changes["art/walk/1.png.import"]["diff"]
+    assert changes["art/walk/1.png.import"]["action"] == "modify"
+    assert diff.startswith("--- a/art/enemyWalking_1.png.import\n+++ b/art/walk/1.png.import\n")
+    assert [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")] == [
+        f'path="res://.godot/imported/1.png-{md5("res://art/walk/1.png")}.ctex"',
+        'source_file="res://art/walk/1.png"',
+        f'dest_files=["res://.godot/imported/1.png-{md5("res://art/walk/1.png")}.ctex"]']
+    assert not (demo / "art" / "walk").exists()
+
+
+@pytest.mark.parametrize(("source", "dest", "code", "field", "words"), [
+    ("materials/base.tres", "materials/layered.tres", "invalid_path", "dest_path", "exists already"),
+    ("materials/base.tres", "materials/base.res", "invalid_path", "dest_path", "keep the extension"),
+    ("materials", "materials/inner", "invalid_path", "dest_path", "inside"),
+    ("materials/none.tres", "materials/other.tres", "not_found", "source_path", "does not exist"),
+    ("materials/base.tres", "../outside.tres", "path_outside_project", "dest_path", "outside"),
+    ("materials/base.tres", "project.godot", "invalid_path", "dest_path", "not the project's"),
+])
+def test_a_move_that_cannot_be_made_is_refused_and_changes_nothing(
+        bridge: Bridge, project: Path, source: str, dest: str, code: str, field: str, words: str) -> None:
+    before = snapshot(project)
+    reply = move(bridge, project, source, dest)
+    assert reply["result"] == "error", reply
+    assert (reply["error"]["code"], reply["error"]["field"]) == (code, field), reply
+    assert words in reply["error"]["message"]
+    assert snapshot(project) == before
+
+
+def test_a_sidecar_moves_with_its_file_only(bridge: Bridge, demo: Path) -> None:
+    reply = move(bridge, demo, "icon.webp.import", "art/icon.webp.import")
+    assert reply["error"]["code"] == "invalid_path" and "move that file" in reply["error"]["message"]
+
+
+def test_if_match_guards_the_moved_file(bridge: Bridge, project: Path) -> None:
+    read = {"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"}
+    etag = bridge.run(read)["etag"]
+    (project / "materials" / "base.tres").write_text((project / "materials" / "base.tres").read_text() + "\n")
+    before = snapshot(project)
+    stale = move(bridge, project, "materials/base.tres", "materials/b.tres", if_match=etag)
+    assert stale["error"]["code"] == "conflict" and snapshot(project) == before, stale
+    etag = bridge.run(read)["etag"]
+    done = move(bridge, project, "materials/base.tres", "materials/b.tres", if_match=etag)
+    assert done["result"] == "ok" and done["etag"] == etag, done  # the same bytes, at the new path
+
+
+def test_a_binary_resource_naming_the_file_stops_the_move(bridge: Bridge, project: Path, godot_bin: str) -> None:
+    # A binary copy of layered.tres, which names base.tres in its ext_resource table.
+    script = project.parent / "to_binary.gd"
+    script.write_text('extends SceneTree\nfunc _init() -> void:\n\tResourceSaver.save('
+                      'load("res://materials/layered.tres"), "res://materials/layered.res")\n\tquit()\n')
+    subprocess.run([godot_bin, "--headless", "--path", str(project), "-s", str(script)], capture_output=True,
+                   timeout=120, check=False)
+    assert (project / "materials" / "layered.res").exists()
+    shutil.rmtree(project / ".godot", ignore_errors=True)
+    before = snapshot(project)
+    reply = move(bridge, project, "materials/base.tres", "materials/b.tres")
+    assert reply["error"]["code"] == "invalid_request", reply
+    assert "materials/layered.res" in reply["error"]["message"]
+    assert snapshot(project) == before
+
+
+def test_a_kill_during_a_move_of_200_files_leaves_the_project_as_it_was_or_wholly_moved(
+        tmp_path: Path, godot_bin: str) -> None:
+    project = tmp_path / "big"
+    shutil.copytree(FIXTURES / "project", project)
+    folder = project / "many"
+    folder.mkdir()
+    for i in range(200):
+        (folder / f"m{i:03}.tres").write_text(
+            f'[gd_resource type="StandardMaterial3D" format=3 uid="uid://bmany{i:07}"]\n\n'
+            f'[resource]\nroughness = 0.{i % 10}\n')
+    (project / "uses.tres").write_text(
+        '[gd_resource type="ArrayMesh" load_steps=3 format=3]\n\n'
+        + "".join(f'[ext_resource type="Material" path="res://many/m{i:03}.tres" id="{i}"]\n'
+                  for i in range(0, 200, 20))
+        + "\n[resource]\n")
+    before = snapshot(project)
+    request = json.dumps({"op": "resource_move", "project_path": str(project), "source_path": "many",
+                          "dest_path": "moved/many"})
+    bridge = subprocess.Popen([sys.executable, "-m", "gdres", "run", request], cwd=REPO, env=dict(os.environ),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    wait_for(lambda: (project / "moved").exists() or bridge.poll() is not None, 60, "the move to begin")
+    os.kill(bridge.pid, signal.SIGKILL)  # the bridge only: its engine notices and ends by itself
+    bridge.wait()
+    wait_for(lambda: not [p for p in psutil.process_iter(["cmdline"])
+                          if str(project) in " ".join(p.info["cmdline"] or ())], 30, "the engine to end")
+    recovered = subprocess.run([sys.executable, "-m", "gdres", "run", json.dumps(
+        {"op": "resource_read", "project_path": str(project), "resource_path": "materials/base.tres"})],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert '"result":"ok"' in recovered.stdout, recovered.stderr
+    after = snapshot(project)
+    if after != before:
+        moved = {moved_name(path, "many", "moved/many"): sha for path, sha in before.items() if path != "uses.tres"}
+        assert {path: sha for path, sha in after.items() if path != "uses.tres"} == moved
+        assert 'path="res://moved/many/m000.tres"' in (project / "uses.tres").read_text()
+    assert not list(project.rglob("*.tmp*"))
+
+
+def test_a_uid_cache_left_stale_by_a_move_outside_the_bridge_is_mended_where_the_file_names_its_path(
+        bridge: Bridge, project: Path, godot_bin: str) -> None:
+    # As a move by hand (or one undone after its uid cache was written) leaves it: the editor's cache
+    # names the old path, the file the new one. The engine takes the uid first, and would fail.
+    editor_import(godot_bin, project)
+    assert (project / ".godot" / "uid_cache.bin").exists()
+    (project / "materials" / "base.tres").rename(project / "materials" / "moved.tres")
+    layered = project / "materials" / "layered.tres"
+    layered.write_text(layered.read_text().replace("res://materials/base.tres", "res://materials/moved.tres"))
+    reply = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/layered.tres"})
+    assert reply["result"] == "ok", json.dumps(reply)
+    assert reply["properties"]["next_pass"]["path"] == "res://materials/moved.tres"
