@@ -76,6 +76,9 @@ var journal: String = ""
 ## (gdres/serving/imports.py). The load goes on past each (the gate hands the engine a
 ## placeholder), so one reply names every asset the request's files need.
 var unimported: PackedStringArray = []
+## What a request that wrote before it met an asset to import carries to its next pass, served
+## once the asset is imported (the bridge sends it back as the message's "carried").
+var carried: Dictionary = {}
 ## The etag (sha256 of its bytes, hex) each file the request is about must still have when it is written
 ## ({res:// path: etag}, from the request's if_match); one that has changed is a conflict (Saving).
 var if_match: Dictionary = {}
@@ -131,6 +134,8 @@ func to_wire() -> Dictionary:
 		wire["field"] = field
 	if code == NOT_IMPORTED and not unimported.is_empty():
 		wire["assets"] = unimported
+		if not carried.is_empty():
+			wire["carried"] = carried
 	return wire
 
 

@@ -70,6 +70,26 @@ def fresh_clone(template: Path, tmp_path: Path) -> Path:
     return target
 
 
+def git(project: Path, *args: str) -> str:
+    """Run git in `project`; its output."""
+    return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, text=True).stdout
+
+
+def in_git(project: Path) -> Path:
+    """The project as a user keeps it: committed, .godot/ ignored."""
+    (project / ".gitignore").write_text(".godot/\n")
+    git(project, "init", "-q")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    return project
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    """A fresh clone of the official demo (dodge_the_creeps), in git."""
+    return in_git(fresh_clone(FIXTURES / "demos" / "dodge_the_creeps", tmp_path))
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A fresh copy of tests/fixtures/project."""

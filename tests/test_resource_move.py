@@ -18,12 +18,11 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import FIXTURES, REPO, fresh_clone, snapshot, wait_for
+from conftest import FIXTURES, REPO, git, snapshot, wait_for
 from gdres import Bridge
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
 
-DEMO = FIXTURES / "demos" / "dodge_the_creeps"
 ORACLE = """extends SceneTree
 # For each file given: whether the engine loads it, and the files its external resources come from.
 func _init() -> void:
@@ -53,19 +52,6 @@ func _external(value: Resource) -> bool:
 
 def md5(text: str) -> str:
     return hashlib.md5(text.encode()).hexdigest()
-
-
-def git(project: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, text=True).stdout
-
-
-def in_git(project: Path) -> Path:
-    """The project as a user keeps it: committed, without .godot/."""
-    (project / ".gitignore").write_text(".godot/\n")
-    git(project, "init", "-q")
-    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
-    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-    return project
 
 
 def editor_import(godot_bin: str, project: Path) -> None:
@@ -132,11 +118,6 @@ def assert_only_path_lines_changed(project: Path, source: str, dest: str) -> Non
 def move(bridge: Bridge, project: Path, source: str, dest: str, **extra: Any) -> dict[str, Any]:
     return bridge.run({"op": "resource_move", "project_path": str(project), "source_path": source,
                        "dest_path": dest, **extra})
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    return in_git(fresh_clone(DEMO, tmp_path))
 
 
 @pytest.mark.parametrize(("source", "dest"), [

@@ -31,6 +31,8 @@ from gdres.requests.replies import (
     Answer,
     ClassInfoReply,
     DuplicateReply,
+    ImportReadReply,
+    ImportUpdateReply,
     MoveReply,
     NodeRemoveReply,
     NodeReply,
@@ -125,6 +127,8 @@ class Request(BaseModel):
     """The members that name project files."""
     echoed: ClassVar[tuple[str, ...]] = ("resource_path",)
     """The members a success reply repeats as the request gave them, when it gave them."""
+    importer_options: ClassVar[bool] = False
+    """The engine needs the options each importer declares (gdres/serving/imports.py importer_options())."""
     reaches_project: ClassVar[bool] = False
     """The operation may write any file of the project (a move rewrites what names the file): it runs
     alone on its project, all-or-nothing through a journal (gdres/serving/journal.py)."""
@@ -547,6 +551,36 @@ class ResourceMove(Writing, Answers[MoveReply]):
     source_path: str = Field(description="The file or folder to move, relative to the project (res:// accepted), "
                              "or its uid://.")
     dest_path: str = Field(description="Its new path, where nothing is yet (a file keeps its extension).")
+
+
+class ImportRead(Request, Answers[ImportReadReply]):
+    """Read an imported asset's import settings (its .import): importer, params, and every option with its
+    default and, for enums, its values."""
+
+    title: ClassVar[str] = "Read an asset's import settings"
+    example: ClassVar[dict[str, Any]] = {"source_path": "art/player.png"}
+    files: ClassVar[dict[str, FileMember]] = {"source_path": FileMember(paths.ANY_SUFFIX)}
+    echoed: ClassVar[tuple[str, ...]] = ("source_path",)
+    importer_options: ClassVar[bool] = True
+
+    op: Literal["import_read"] = "import_read"
+    source_path: str = Field(description="The asset (a texture, sound, font, 3D scene...), relative to the project.")
+
+
+class ImportUpdate(Writing, Answers[ImportUpdateReply]):
+    """Change an asset's import settings (only those .import lines) and import it again with them."""
+
+    title: ClassVar[str] = "Change an asset's import settings"
+    example: ClassVar[dict[str, Any]] = {"source_path": "art/player.png", "params": {"mipmaps/generate": True}}
+    files: ClassVar[dict[str, FileMember]] = {
+        "source_path": FileMember(paths.ANY_SUFFIX, writes=True, in_place=True)}
+    echoed: ClassVar[tuple[str, ...]] = ("source_path",)
+    importer_options: ClassVar[bool] = True
+
+    op: Literal["import_update"] = "import_update"
+    source_path: str = Field(description="The asset, relative to the project.")
+    params: dict[str, Any] = Field(description="Option -> value, as import_read names them (an enum: its "
+                                   "label or number).", min_length=1)
 
 
 def _op(model: type[Request]) -> str:

@@ -193,6 +193,34 @@ class MoveReply(Written):
     """Fix by hand."""
 
 
+class ImportOption(TypedDict):
+    name: str
+    type: Literal["bool", "int", "float", "string", "other"]
+    default: Any
+    values: NotRequired[list[str]]
+    """An enum's labels, by value."""
+
+
+class ImportReadReply(Answer):
+    """import_read: an asset's import settings."""
+
+    source_path: str
+    importer: str
+    type: str
+    params: dict[str, Any]
+    options: list[ImportOption]
+    """The importer's options, with defaults."""
+    etag: str
+
+
+class ImportUpdateReply(Written):
+    """import_update: the settings changed, imported."""
+
+    source_path: str
+    importer: str
+    changed: list[str]
+
+
 class PropertyInfo(TypedDict):
     """One property a request may set, as class_info describes it."""
 

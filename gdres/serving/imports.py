@@ -255,13 +255,18 @@ def _linked_import_folder(root: Path) -> str | None:
     return None
 
 
+def importers_root() -> Path:
+    """The folder of importer_options()' folders (one per engine version): the workers read it."""
+    return Path(cache_dir(), "importers")
+
+
 def importer_options(engine: engines.Engine) -> Path:
     """Return a folder of the `.import` files that `engine`'s own editor wrote for one stand-in asset
     per importer: every option each importer declares, with its default (shadow.gd reads them).
     Built on first use behind the wall, in a folder of the bridge's making, and cached per version
     (its full text names the build: a launcher or a copy of the same binary asks again for nothing)."""
     key = hashlib.sha256(f"{engine.version}|{sorted(_STAND_INS.items())}".encode())
-    folder = Path(cache_dir(), "importers", key.hexdigest()[:16])
+    folder = importers_root() / key.hexdigest()[:16]
     if folder.is_dir():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -382,6 +387,34 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
     return None
 
 
+_DEST_FILES = re.compile(r"^dest_files=.*$", re.M)
+_REMAP = re.compile(r"^\[remap\]\r?\n(?:(?!\[).*\n)*", re.M)
+"""A .import's [remap] section: its header, and every line up to the next section's."""
+
+
+def _follow_artefacts(shadow: Path, root: Path, source: PurePosixPath) -> None:
+    """Where the editor's import of `source` made other artefacts than its .import names (the settings
+    changed: VRAM compression makes `<file>-<md5>.s3tc.ctex` instead of `.ctex`), give the project's
+    .import the [remap] section and the dest_files line the editor wrote in the shadow, and change no
+    other line: without them the engine would look for artefacts that are not there."""
+    folder = source.parent.parts
+    name = f"{source.name}.import"
+    written = dict(nofollow.regular_files(shadow, folder, {name}.__contains__)).get(name)
+    own = dict(nofollow.regular_files(root, folder, {name}.__contains__)).get(name)
+    if written is None or own is None:
+        return
+    new, old = written.decode("utf-8", "replace"), own.decode("utf-8", "replace")
+    new_dests, old_dests = _DEST_FILES.search(new), _DEST_FILES.search(old)
+    new_remap, old_remap = _REMAP.search(new), _REMAP.search(old)
+    if new_dests is None or old_dests is None or new_remap is None or old_remap is None \
+            or new_dests[0] == old_dests[0]:
+        return
+    text = old[:old_remap.start()] + new_remap[0] + old[old_remap.end():]
+    text = _DEST_FILES.sub(lambda _: new_dests[0], text, count=1)
+    nofollow.write(root, (*folder, name), text.encode("utf-8"))
+    log.warning("gdres: %s names the artefacts its new import settings made, as the editor writes it", source)
+
+
 def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
     """Copy into the project what the import made for the `imported` assets (res:// paths), and
     nothing else of the shadow: in .godot/imported/ the files the editor names for them
@@ -412,6 +445,8 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
         source = PurePosixPath(res.removeprefix("res://"))
         if not (root / f"{source}.import").exists():
             beside[source.parent.parts].add(f"{source.name}.import")
+        else:
+            _follow_artefacts(shadow, root, source)
         if source.suffix.lower() == ".csv":
             tables[source.parent.parts].append(f"{source.stem}.*.translation")
     written: list[str] = []

@@ -193,6 +193,8 @@ class Slot:
                 worker = self._replace_worker(trusted=True)
             else:
                 worker = self.worker if self.worker is not None and self._usable() else self._replace_worker()
+            if type(task.job.request).importer_options:
+                task.job.message["importers"] = str(self.pool.interruptible(self.pool.starter.importer_options))
             release = release_writes(worker, task.job, held)
             handed = True
             worker.send(task.job.message, release=release)
@@ -260,6 +262,7 @@ class Slot:
                 again.append(task)
                 continue
             assets = (answer.get("error") or {}).pop("assets", None)
+            carried = (answer.get("error") or {}).pop("carried", None)
             if (answer.get("error") or {}).get("code") == "not_imported":
                 if task.job.dry_run:
                     answer["error"]["message"] += ("; a dry run does not import the project's assets (that would "
@@ -268,6 +271,9 @@ class Slot:
                     retry, failure = self.pool.interruptible(functools.partial(
                         self.pool.starter.import_for, self.root, self._imports_seen, self._stamp, _asset_paths(assets)))
                     if retry:
+                        if isinstance(carried, dict):
+                            # What the request did before it met the asset, for its next pass.
+                            task.job.message["carried"] = carried
                         again.append(task)
                         continue
                     if failure is not None:

@@ -64,6 +64,7 @@ class Starter:
         self._argv_for = argv_for
         self._engine: engines.Engine | None = None
         self._packs: dict[str, Path] = {}
+        self._options: Path | None = None
         self._imports: dict[Path, int] = {}
         self._import_tried: dict[tuple[Path, frozenset[str]], int | None] = {}
         """The import stamp of a project right after the pool last imported a set of its assets."""
@@ -83,6 +84,12 @@ class Starter:
             self._engine = engines.probe(engines.find_godot(self.settings.godot))
         return self._engine
 
+    def importer_options(self) -> Path:
+        """Return the folder of the options each importer of the engine declares (built on first use)."""
+        if self._options is None:
+            self._options = imports.importer_options(self.found_engine())
+        return self._options
+
     def pack(self, flavour: str = "safe") -> Path:
         """Return the settings pack workers start with (built on first use, see godot.settings_pack):
         "trusted" for the engines that serve allow_scripts requests, "safe" for all others."""
@@ -99,7 +106,10 @@ class Starter:
                 return argv_for(root, token)
         else:
             engine, pack = self.found_engine(), self.pack("trusted" if trusted else "safe")
-            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack]
+            # The importers' options (import_read, import_update): made by the bridge's own editor run.
+            options = imports.importers_root()
+            options.mkdir(parents=True, exist_ok=True)
+            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack, options]
 
             # The engines of an atomic batch note each change in its journal before they make it:
             # they may write that one file (not its folder: no link or file can be made there).
