@@ -147,8 +147,9 @@ def test_schema_covers_every_operation() -> None:
     schema = json.loads(done.stdout)
     assert done.returncode == 0
     assert sorted(schema["discriminator"]["mapping"]) == [
-        "class_info", "material_create", "node_add", "node_remove", "node_set_properties", "resource_create",
-        "resource_duplicate", "resource_read", "resource_update", "scene_read", "shape_create", "style_box_create"]
+        "class_info", "import_read", "import_update", "material_create", "node_add", "node_remove",
+        "node_set_properties", "resource_create", "resource_duplicate", "resource_move", "resource_read",
+        "resource_update", "scene_read", "shape_create", "style_box_create"]
     read = schema["$defs"]["ResourceRead"]
     assert read["additionalProperties"] is False
     assert {"resource_path", "path", "depth", "properties", "id"} <= set(read["properties"])

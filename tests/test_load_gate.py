@@ -91,7 +91,7 @@ def test_a_remap_of_a_missing_file_to_a_script_runs_nothing(watched: Watched, wh
     watched.write("ghost.tres.remap", f'[remap]\n\npath="{target}"\n')
     reply = watched.run("resource_read", resource_path="ghost.tres")
     assert reply["result"] == "error", reply
-    assert reply["error"]["code"] == ("unsafe_resource" if where == "inside" else "path_outside_project"), reply
+    assert reply["error"]["code"] == "unsafe_resource", reply  # the .remap itself is refused, unread
     watched.assert_nothing_ran()
 
 
@@ -112,6 +112,42 @@ def test_a_remap_reached_through_a_request_value_runs_nothing(watched: Watched) 
                         properties={"next_pass": "ghost.tres"})
     assert reply["error"]["code"] == "unsafe_resource", reply
     assert not (watched.project / "m.tres").exists()
+    watched.assert_nothing_ran()
+
+
+def remap_that_runs(case: str) -> str:
+    """A .remap whose value makes a script object: the engine's parser of .remap files compiles its
+    source and runs it, before any loader (the gate) is asked."""
+    source = corpus.quoted(corpus.gd_source(case, "RefCounted"))
+    return f'[remap]\n\nx=Object(RefCounted,"script":Object(GDScript,"script/source":{source}))\n'
+
+
+def test_a_remap_beside_a_file_that_is_there_is_never_read(watched: Watched) -> None:
+    watched.write("values/deep.tres.remap", remap_that_runs("remap_object"))
+    watched.write("values/deep.tres", '[gd_resource type="Gradient" format=3]\n\n[resource]\n')
+    reply = watched.run("resource_read", resource_path="values/deep.tres")
+    assert reply["error"]["code"] == "unsafe_resource" and ".remap" in reply["error"]["message"], reply
+    watched.assert_nothing_ran()
+
+
+def test_a_remap_beside_a_file_a_resource_names_is_never_read(watched: Watched) -> None:
+    watched.write("ghost.tres", '[gd_resource type="Gradient" format=3]\n\n[resource]\n')
+    watched.write("ghost.tres.remap", remap_that_runs("remap_named"))
+    watched.write("holder.tres", '[gd_resource type="Resource" format=3]\n\n'
+                                 '[ext_resource type="Gradient" path="res://ghost.tres" id="1"]\n\n'
+                                 '[resource]\nmetadata/x = ExtResource("1")\n')
+    reply = watched.run("resource_read", resource_path="holder.tres")
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    watched.assert_nothing_ran()
+
+
+def test_a_move_reads_no_remap_anywhere_in_the_project(watched: Watched) -> None:
+    # A move looks at every resource file of the project for references: it reads them itself.
+    watched.write("any.res", "junk")
+    watched.write("any.res.remap", remap_that_runs("remap_move"))
+    watched.write("kept.tres", '[gd_resource type="Gradient" format=3]\n\n[resource]\n')
+    reply = watched.run("resource_move", source_path="kept.tres", dest_path="moved/kept.tres", dry_run=True)
+    assert reply["result"] == "ok", reply
     watched.assert_nothing_ran()
 
 

@@ -298,3 +298,67 @@ def test_a_uid_cache_left_stale_by_a_move_outside_the_bridge_is_mended_where_the
     reply = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/layered.tres"})
     assert reply["result"] == "ok", json.dumps(reply)
     assert reply["properties"]["next_pass"]["path"] == "res://materials/moved.tres"
+
+
+def test_a_sidecar_or_source_that_is_a_link_is_refused(bridge: Bridge, project: Path) -> None:
+    # Renaming a link's target would move whatever it leads to (project.godot, .godot/, .git/).
+    (project / "materials" / "base.tres.uid").symlink_to("../project.godot")
+    (project / "link.tres").symlink_to("materials/layered.tres")
+    (project / "linked").symlink_to("materials")
+
+    def files() -> dict[str, bytes]:
+        return {path.relative_to(project).as_posix(): path.read_bytes() for path in project.rglob("*")
+                if path.is_file() and not path.is_symlink() and "linked" not in path.parts}
+
+    before = files()
+    for source in ("materials/base.tres", "link.tres", "linked"):
+        reply = move(bridge, project, source, "m/" + source.rsplit("/", 1)[-1])
+        assert reply["error"]["code"] == "invalid_path" and "link" in reply["error"]["message"], reply
+    assert files() == before and (project / "project.godot").is_file()
+
+
+def test_a_relative_reference_from_a_file_that_stays_is_rewritten(bridge: Bridge, project: Path) -> None:
+    holder = project / "values" / "relative.tres"
+    holder.write_text('[gd_resource type="StandardMaterial3D" load_steps=2 format=3]\n\n'
+                      '[ext_resource type="Material" path="../materials/base.tres" id="1"]\n\n'
+                      '[resource]\nnext_pass = ExtResource("1")\n')
+    reply = move(bridge, project, "materials/base.tres", "shared/base.tres")
+    assert "values/relative.tres" in reply["updated"], reply
+    assert '[ext_resource type="Material" path="res://shared/base.tres" id="1"]' in holder.read_text()
+
+
+def test_a_path_with_an_escape_is_listed_not_rewritten(bridge: Bridge, project: Path) -> None:
+    folder = project / "quoted"
+    folder.mkdir()
+    (folder / 'a"b.tres').write_text('[gd_resource type="Gradient" format=3]\n\n[resource]\n')
+    holder = folder / "holder.tres"
+    text = ('[gd_resource type="Resource" load_steps=2 format=3]\n\n'
+            '[ext_resource type="Gradient" path="res://quoted/a\\"b.tres" id="1"]\n\n[resource]\n'
+            'metadata/x = ExtResource("1")\n')
+    holder.write_text(text)
+    reply = move(bridge, project, "quoted", "moved")
+    assert reply["result"] == "ok", reply
+    assert [entry["file"] for entry in reply["not_updated"]] == ["quoted/holder.tres"]
+    assert (project / "moved" / "holder.tres").read_text() == text
+
+
+def test_an_empty_folder_moves_with_its_folder(bridge: Bridge, project: Path) -> None:
+    (project / "materials" / "empty" / "deeper").mkdir(parents=True)
+    assert move(bridge, project, "materials", "shared/materials")["result"] == "ok"
+    assert (project / "shared" / "materials" / "empty" / "deeper").is_dir()
+    assert not (project / "materials").exists()
+
+
+def test_an_undone_move_puts_the_uid_cache_back_too(project: Path, godot_bin: str) -> None:
+    editor_import(godot_bin, project)
+    before = snapshot(project)
+    lines = [{"op": "resource_move", "project_path": str(project), "source_path": "materials/base.tres",
+              "dest_path": "m/base.tres"},
+             {"op": "resource_read", "project_path": str(project), "resource_path": "missing.tres"}]
+    with Bridge(godot_bin) as bridge:
+        replies = list(bridge.batch(lines, atomic=True))
+    assert replies[0]["error"]["code"] == "rolled_back", replies
+    after = snapshot(project)
+    assert after[".godot/uid_cache.bin"] == before[".godot/uid_cache.bin"]
+    assert {path: sha for path, sha in after.items() if not path.startswith(".godot/")} == \
+        {path: sha for path, sha in before.items() if not path.startswith(".godot/")}

@@ -56,7 +56,7 @@ def _one_batch(origin: Path, tmp_path: Path, godot_bin: str) -> tuple[dict[str, 
 
 def _project(clone: Path) -> dict[str, str]:
     root = clone / "examples" / "project"
-    return {path: mask_drawn((root / path).read_text(encoding="utf-8")) for path in snapshot(root)
+    return {path: mask_drawn((root / path).read_text(encoding="utf-8", errors="replace")) for path in snapshot(root)
             if not path.startswith(".godot/")}
 
 

@@ -54,6 +54,8 @@ RECOVERY_WAIT = 60.0
 ENGINES_GONE_WITHIN = 5.0
 """Seconds a recovery waits for a dead batch's engines to end by themselves before it ends them."""
 _POLL = 0.02
+_SETTINGS_FILES = ("project.godot", ".godot/uid_cache.bin")
+"""The engine's files a move may rewrite (gdscript/files/saving.gd _SETTINGS_FILES)."""
 
 
 def folder_of(root: Path) -> Path:
@@ -145,8 +147,8 @@ def recover(root: Path) -> list[str]:
     finally:
         lock.release()
     if undone:
-        log.warning("gdres: an atomic batch on %s was cut short; its writes were undone: %s",
-                    root, ", ".join(undone))
+        shown = ", ".join(undone[:10]) + (f" and {len(undone) - 10} more" if len(undone) > 10 else "")
+        log.warning("gdres: an atomic batch or a move on %s was cut short; its writes were undone: %s", root, shown)
     if left:
         log.warning("gdres: %s could not be put back as they were before the atomic batch; the next "
                     "command on the project tries again", ", ".join(left))
@@ -235,8 +237,8 @@ def _inside(root: Path, path: Any) -> Path | None:
         relative = candidate.relative_to(root)
     except ValueError:
         return None
-    # project.godot is written by a move that rewrites a setting naming the file it moves.
-    if not relative.parts or (paths.is_engine_file(relative.as_posix()) and relative.as_posix() != "project.godot"):
+    # A move rewrites the settings and the uid cache that name the files it moves (saving.gd).
+    if not relative.parts or (paths.is_engine_file(relative.as_posix()) and relative.as_posix() not in _SETTINGS_FILES):
         return None
     return candidate
 

@@ -27,6 +27,9 @@ const _EXTERNAL: int = 0
 const _MAY_HOLD_RESOURCES: Array[int] = [TYPE_OBJECT, TYPE_ARRAY, TYPE_DICTIONARY, TYPE_NIL]
 const Gate = preload("../safety/gate.gd")
 const Paths = preload("../safety/paths.gd")
+## The engine's files a move may rewrite (stage_bytes() `settings`); gdres/serving/journal.py
+## puts them back too.
+const _SETTINGS_FILES: Array[String] = ["res://project.godot", "res://.godot/uid_cache.bin"]
 const Ids = preload("../formats/ids.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
@@ -73,7 +76,8 @@ static func stage(
 
 
 ## Write `bytes` for res:// `path` beside it and read them back, the same way as stage().
-## `settings`: the file may be the project's settings, project.godot (never any other engine file).
+## `settings`: the file may be project.godot or the engine's uid cache (no other engine file), as
+## a move rewrites what names the files it moves.
 static func stage_bytes(
 	path: String, bytes: PackedByteArray, job: Job, where: String, settings: bool = false
 ) -> Dictionary:
@@ -96,7 +100,12 @@ static func stage_move(from: String, to: String, job: Job, where: String) -> Dic
 	if job.failed():
 		return {}
 	write["from"] = Paths.real(from)
-	if write["old"] != null or not Paths.inside(write["from"]) or not FileAccess.file_exists(write["from"]):
+	if (
+		write["old"] != null
+		or write["from"] != Paths.absolute(from)
+		or Paths.is_engine_file(Paths.to_res(write["from"]))
+		or not FileAccess.file_exists(write["from"])
+	):
 		job.fail(Job.SAVE_FAILED, "%s: %s cannot move to %s; nothing was moved" % [where, from, to], where)
 	elif job.if_match.has(from):
 		write["guard"] = str(job.if_match[from])
@@ -129,6 +138,24 @@ static func stage_removal(path: String, job: Job, where: String) -> Dictionary:
 	if job.if_match.has(path):
 		write["guard"] = str(job.if_match[path])
 		_still_as_read(write, job)
+	return _staged(write, job)
+
+
+## Stage making the folder res:// `path`, with those missing above it: made now, and removed again
+## unless the writes are committed.
+static func stage_folder(path: String, job: Job, where: String) -> Dictionary:
+	if job.failed():
+		return {}
+	var real: String = Paths.real(path)
+	if not Paths.inside(real) or Paths.is_engine_file(Paths.to_res(real)):
+		job.fail(Job.INVALID_PATH, "%s: %s cannot be made; nothing was changed" % [where, path], where)
+		return {}
+	var write: Dictionary = {
+		"path": path, "where": where, "real": real, "folder": _parent(real), "temp": "", "made": [], "mkdir": true
+	}
+	var missing: Array = _missing_folders(real, job, where)
+	if not job.failed() and _note(job, {"stage": real, "temp": "", "folders": missing}):
+		write["made"] = _make_folders(missing, job, where)
 	return _staged(write, job)
 
 
@@ -171,7 +198,7 @@ static func commit(writes: Array[Dictionary], job: Job, proof: Callable = Callab
 			_still_as_read(write, job)
 	if job.dry_run and not job.failed():
 		for write: Dictionary in writes:
-			if write.has("rmdir") or write.has("from") or write.has("remove"):
+			if write.has("rmdir") or write.has("mkdir") or write.has("from") or write.has("remove"):
 				continue  # a move says what it moves in its own reply
 			job.changes.append(_change(write))
 			if write["old"] != null:
@@ -184,6 +211,8 @@ static func commit(writes: Array[Dictionary], job: Job, proof: Callable = Callab
 			break
 		# The reply's etag, and the journal's hash of what the batch wrote (a rollback checks the
 		# file still has it before putting the old bytes back).
+		if write.has("mkdir"):
+			continue  # made when staged, and noted then
 		if write.has("from") or write.has("rmdir"):
 			_note(job, {"move": write["from"], "to": write["real"]} if write.has("from") else {"rmdir": write["real"]})
 			continue
@@ -210,11 +239,13 @@ static func commit(writes: Array[Dictionary], job: Job, proof: Callable = Callab
 		if i < renamed:
 			_undo(writes[i])
 		elif not writes[i].is_empty() and not writes[i].has("rmdir"):
-			_drop(writes[i])
+			_drop(writes[i])  # a staged folder goes too: _drop removes what a write made
 
 
 ## Make one staged write: rename its temp file over its target, or move its file, or remove it.
 static func _apply(write: Dictionary) -> Error:
+	if write.has("mkdir"):
+		return OK
 	if write.has("rmdir"):
 		return DirAccess.remove_absolute(write["real"])  # only an empty folder goes
 	if write.has("remove"):
@@ -318,7 +349,7 @@ static func _begin(path: String, job: Job, where: String, settings: bool = false
 		)
 		return {}
 	var inside: String = Paths.to_res(real)
-	if Paths.is_engine_file(inside) and not (settings and inside == "res://project.godot"):
+	if Paths.is_engine_file(inside) and not (settings and inside in _SETTINGS_FILES):
 		job.fail(
 			Job.INVALID_PATH,
 			"%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside],
@@ -568,7 +599,9 @@ static func _change(write: Dictionary) -> Dictionary:
 ## Put back what a committed write replaced: its old bytes (and permissions), or no file and none
 ## of the folders it made. Atomic like the write it undoes.
 static func _undo(write: Dictionary) -> void:
-	if write.has("rmdir"):
+	if write.has("mkdir"):
+		_remove_folders(write["made"])
+	elif write.has("rmdir"):
 		DirAccess.make_dir_absolute(write["real"])
 	elif write.has("from"):
 		DirAccess.rename_absolute(write["real"], write["from"])

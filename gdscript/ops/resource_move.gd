@@ -22,6 +22,7 @@ extends RefCounted
 
 const Gate = preload("../safety/gate.gd")
 const Job = preload("../job.gd")
+const Scan = preload("../formats/scan.gd")
 const Paths = preload("../safety/paths.gd")
 const Saving = preload("../files/saving.gd")
 const Ids = preload("../formats/ids.gd")
@@ -36,7 +37,8 @@ const _READ_FOR_LINES: Array[String] = [
 const _SIDECARS: Array[String] = ["import", "uid"]
 const _UID_CACHE: String = "res://.godot/uid_cache.bin"
 
-static var _ext_path: RegEx = RegEx.create_from_string('^(\\[ext_resource [^\\n]*?path=")([^"]*)(")')
+## A path holding a backslash (an escape) is not matched: its line is listed in not_updated instead.
+static var _ext_path: RegEx = RegEx.create_from_string('^(\\[ext_resource [^\\n]*?path=")([^"\\\\]*)(")')
 static var _quoted_path: RegEx = RegEx.create_from_string('"(\\*?)(res://[^"]*)"')
 
 
@@ -73,8 +75,14 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			writes.append(Saving.stage_removal(from, job, "source_path"))
 		else:
 			writes.append(Saving.stage_move(from, to, job, "dest_path"))
+	for folder: String in move["empty"]:
+		writes.append(Saving.stage_folder(folder, job, "dest_path"))
 	for folder: String in move["folders"]:
 		writes.append(Saving.stage_folder_removal(folder, job, "source_path"))
+	var cache: PackedByteArray = _uid_cache(move) if not job.dry_run else PackedByteArray()
+	if not cache.is_empty():
+		# In the commit, and so in the journal: an undone move puts the cache back too.
+		writes.append(Saving.stage_bytes(_UID_CACHE, cache, job, "source_path", true))
 	if job.failed():
 		return {}
 	Saving.commit(writes, job, func() -> void: _prove(proofs, move, job))
@@ -82,8 +90,6 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		return {}
 	if job.dry_run:
 		_as_renames(job, move)
-	else:
-		_note_uids(move)
 	if not move["is_folder"]:
 		# The moved file's bytes, where they are now: for the if_match of a next write.
 		job.etags[source] = FileAccess.get_sha256(Paths.real(source if job.dry_run else dest))
@@ -116,19 +122,34 @@ static func _plan(source: String, dest: String, job: Job) -> Dictionary:
 	elif is_folder and not job.if_match.is_empty():
 		refusal = "if_match guards one file; a folder has no etag"
 		field = "if_match"
+	elif real != Paths.absolute(source):
+		refusal = "%s is a link or leads through one; move what it leads to (%s)" % [source, Paths.to_res(real)]
+		field = "source_path"
 	if not refusal.is_empty():
 		job.fail(Job.INVALID_REQUEST if field == "if_match" else Job.INVALID_PATH, "%s: %s" % [field, refusal], field)
 		return {}
 	var move: Dictionary = {
-		"source": source, "dest": dest, "is_folder": is_folder, "files": {}, "folders": [], "rewritten": {}, "read": {}
+		"source": source,
+		"dest": dest,
+		"is_folder": is_folder,
+		"files": {},
+		"folders": [],
+		"empty": [],
+		"rewritten": {},
+		"read": {}
 	}
 	if is_folder:
 		_walk(source, dest, move, job)
 	else:
 		move["files"][source] = dest
 		for sidecar: String in _SIDECARS:
-			if FileAccess.file_exists(real + "." + sidecar):
-				move["files"][source + "." + sidecar] = dest + "." + sidecar
+			var beside: String = source + "." + sidecar
+			if not FileAccess.file_exists(Paths.absolute(beside)):
+				continue
+			if Paths.real(beside) != Paths.absolute(beside):
+				job.fail(Job.INVALID_PATH, "source_path: %s is a link; it is not moved" % beside, "source_path")
+				return {}
+			move["files"][beside] = dest + "." + sidecar
 	return {} if job.failed() else move
 
 
@@ -157,6 +178,8 @@ static func _walk(folder: String, to: String, move: Dictionary, job: Job) -> voi
 			)
 			return
 		_walk(folder.path_join(name), to.path_join(name), move, job)
+	if dir.get_files().is_empty() and dir.get_directories().is_empty():
+		move["empty"].append(to)  # made where it goes, as the editor's move makes it
 	move["folders"].append(folder)
 
 
@@ -187,8 +210,8 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 		return null
 	var extension: String = path.get_extension().to_lower()
 	if extension in _BINARY_RESOURCES:
-		for dependency: String in ResourceLoader.get_dependencies(path):
-			if not _mapped(dependency.get_slice("::", dependency.get_slice_count("::") - 1), move).is_empty():
+		for named: String in _named_by(path):
+			if not _mapped(named, move).is_empty():
 				(
 					job
 					. fail(
@@ -208,7 +231,8 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 	var text: String = FileAccess.get_file_as_string(real)
 	var needle: String = move["source"] + ("/" if move["is_folder"] else "")
 	var moves: bool = move["files"].has(path)
-	if not text.contains(needle) and not (moves and extension in _TEXT_RESOURCES):
+	# Every text resource is read line by line: one may name a moved file by a relative path.
+	if not text.contains(needle) and extension not in _TEXT_RESOURCES:
 		return null
 	var lines: PackedStringArray = text.split("\n")
 	var changed: bool = false
@@ -310,9 +334,8 @@ static func _as_renames(job: Job, move: Dictionary) -> void:
 static func _prove(files: Array, move: Dictionary, job: Job) -> void:
 	_learn_uids(move)
 	for path: String in files:
-		for dependency: String in ResourceLoader.get_dependencies(path):
-			var named: String = dependency.get_slice("::", dependency.get_slice_count("::") - 1)
-			if named.is_empty() or named.begins_with("uid://"):
+		for named: String in _named_by(path):
+			if named.is_empty():
 				continue
 			if not FileAccess.file_exists(Paths.real(named)) and _mapped(named, move).is_empty():
 				continue  # missing before the move too: not the move's doing
@@ -323,6 +346,14 @@ static func _prove(files: Array, move: Dictionary, job: Job) -> void:
 					"source_path"
 				)
 				return
+
+
+## The files the resource file at res:// `path` names, as the bridge's own readers find them (never
+## ResourceLoader.get_dependencies(): it reads a `.remap` beside the file with the engine's parser,
+## which runs what it makes, safety/gate.gd remap_fault()).
+static func _named_by(path: String) -> Array:
+	var scan: Scan = Gate.read(FileAccess.get_file_as_bytes(Paths.real(path)))
+	return scan.loads.map(func(load: Dictionary) -> String: return Gate.named(load, path))
 
 
 ## Tell this engine where each moved file's uid now leads.
@@ -340,24 +371,24 @@ static func _learn_uids(move: Dictionary) -> void:
 				ResourceUID.add_id(id, to)
 
 
-## Write the engine's uid cache again with each moved file's uid naming its new path, as the editor
-## does after a move (best effort: the editor rebuilds it from the files when it next scans them, and
-## the gate mends a stale entry it meets).
-static func _note_uids(move: Dictionary) -> void:
+## The engine's uid cache with each moved file's uid naming its new path, as the editor writes it
+## after a move; empty when there is none to change (or it is unreadable, or reached through a link:
+## the editor rebuilds it from the files when it next scans them, and the gate mends a stale entry).
+static func _uid_cache(move: Dictionary) -> PackedByteArray:
 	var real: String = Paths.real(_UID_CACHE)
 	# Never through a link: one there could lead this write to any file of the project.
 	if real != Paths.absolute(_UID_CACHE) or not FileAccess.file_exists(real):
-		return
+		return PackedByteArray()
 	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(real)
 	if bytes.size() < 4:
-		return
+		return PackedByteArray()
 	var count: int = bytes.decode_u32(0)
 	var out: PackedByteArray = bytes.slice(0, 4)
 	var at: int = 4
 	var changed: bool = false
 	for i: int in count:
 		if at + 12 > bytes.size():
-			return
+			return PackedByteArray()
 		var length: int = bytes.decode_u32(at + 8)
 		var path: String = bytes.slice(at + 12, at + 12 + length).get_string_from_utf8()
 		var target: String = move["files"].get(path, "")
@@ -369,5 +400,4 @@ static func _note_uids(move: Dictionary) -> void:
 		out.append_array(entry)
 		out.append_array(named)
 		at += 12 + length
-	if changed:
-		preload("../files/atomic_write.gd").replace(real, out)
+	return out if changed else PackedByteArray()

@@ -113,7 +113,29 @@ static func load_checked(path: String, where: String, cache_mode: ResourceLoader
 	_where = where
 	_root = path
 	_passed.clear()
+	var fault: String = remap_fault(path)
+	if not fault.is_empty():
+		_refuse(path, Job.UNSAFE_RESOURCE, fault)
+		return null
 	return ResourceLoader.load(path, "", cache_mode)
+
+
+## Why the engine must not be handed `path` at all, or "": a `.remap` file beside it. The engine's
+## ResourceLoader::_path_remap reads `<path>.remap` with its own VariantParser before it asks any
+## loader (so before this gate), in load(), exists() and get_dependencies() alike, and that parser
+## makes the objects a value names: an Object(GDScript, "script/source": ...) set as a script runs
+## at once, and a `path` there sends the load anywhere. A project's sources hold no .remap (an
+## export writes them), so any there is refused, unread.
+static func remap_fault(path: String) -> String:
+	var file: String = path.get_slice("::", 0)
+	if file.is_empty() or file.begins_with("uid://"):
+		return ""
+	if FileAccess.file_exists(Paths.absolute(file) + ".remap") or FileAccess.file_exists(Paths.real(file) + ".remap"):
+		return (
+			"has a .remap file beside it, which the engine reads unchecked before any loader (its values"
+			+ " can run code or lead out of the project); remove it"
+		)
+	return ""
 
 
 func _recognize_path(_path: String, _type: StringName) -> bool:
@@ -217,6 +239,9 @@ static func _verdict(path: String) -> Array:
 				Job.PATH_OUTSIDE_PROJECT,
 				"names %s in %s, outside the project" % [named_paths[i], scan.loads[i]["where"]]
 			]
+		var fault: String = remap_fault(named_paths[i])
+		if not fault.is_empty():
+			return [Job.UNSAFE_RESOURCE, "names %s in %s, which %s" % [named_paths[i], scan.loads[i]["where"], fault]]
 	_passed[path] = named_paths
 	return MAY
 

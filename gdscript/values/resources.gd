@@ -14,6 +14,8 @@ const Gate = preload("../safety/gate.gd")
 ## cache, then the file again outside it: one pass saved a resource_duplicate ~100-150 us of its
 ## ~1,050 (the bench's mixed batch in one engine, 4.6.3).
 static func load_fresh(path: String, job: Job, where: String, copy: bool = false) -> Resource:
+	if not Gate.remap_fault(path).is_empty():
+		return Gate.load_checked(path, where, ResourceLoader.CACHE_MODE_IGNORE)  # refused, unread
 	if not FileAccess.file_exists(path) and not ResourceLoader.exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return null
@@ -46,6 +48,6 @@ static func _load_error(path: String) -> Error:
 		return FileAccess.get_open_error()
 	for dependency: String in ResourceLoader.get_dependencies(path):
 		var target: String = dependency.get_slice("::", 2) if dependency.contains("::") else dependency
-		if not target.is_empty() and not ResourceLoader.exists(target):
+		if not target.is_empty() and Gate.remap_fault(target).is_empty() and not ResourceLoader.exists(target):
 			return ERR_FILE_MISSING_DEPENDENCIES
 	return ERR_FILE_CORRUPT
