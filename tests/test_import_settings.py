@@ -151,3 +151,76 @@ def test_if_match_guards_the_import_file(bridge: Bridge, demo: Path) -> None:
     assert stale["error"]["code"] == "conflict" and snapshot(demo) == before, stale
     fresh = update(bridge, demo, SOUND, {"bpm": 90}, if_match=file_etag(path))
     assert fresh["result"] == "ok" and "bar_beats=3" in path.read_text(), fresh
+
+
+def crlf(path: Path) -> None:
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+
+
+def test_import_files_with_windows_line_ends_stay_as_they_are(bridge: Bridge, demo: Path) -> None:
+    # A Windows checkout (autocrlf) has them so: a read imports what it needs and rewrites none of them.
+    for path in demo.rglob("*.import"):
+        crlf(path)
+    git(demo, "add", "-A")
+    git(demo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "crlf")
+    assert bridge.run({"op": "scene_read", "project_path": str(demo), "scene_path": "player.tscn"})["result"] == "ok"
+    assert git(demo, "status", "--porcelain") == ""
+    reply = update(bridge, demo, TEXTURE, {"compress/mode": "VRAM Compressed"})
+    assert reply["result"] == "ok", reply
+    data = (demo / f"{TEXTURE}.import").read_bytes()
+    assert b"path.s3tc=" in data and data.count(b"\n") == data.count(b"\r\n")  # no line end mixed in
+
+
+def test_an_atomic_batch_undoes_an_import_update_whole(bridge: Bridge, demo: Path) -> None:
+    before = snapshot(demo)
+    lines: list[dict[str, Any]] = [{"op": "import_update", "project_path": str(demo), "source_path": TEXTURE,
+              "params": {"compress/mode": "VRAM Compressed"}},
+             {"op": "import_read", "project_path": str(demo), "source_path": "missing.png"}]
+    replies = list(bridge.batch(lines, atomic=True))
+    assert replies[0]["error"]["code"] == "rolled_back", replies
+    after = snapshot(demo)
+    assert {path: sha for path, sha in after.items() if not path.startswith(".godot/")} == before
+
+
+def test_settings_whose_import_fails_are_put_back(bridge: Bridge, demo: Path) -> None:
+    model = demo / "model.glb"
+    model.write_bytes(b"glTF not really")
+    (demo / "model.glb.import").write_text('[remap]\n\nimporter="scene"\ntype="PackedScene"\n\n[params]\n\n')
+    before = snapshot(demo)
+    reply = update(bridge, demo, "model.glb", {"nodes/root_type": "Node2D"})
+    assert reply["error"]["code"] == "not_imported", reply
+    assert "put back as it was" in reply["error"]["message"]
+    with Bridge(bridge.settings.godot, auto_import=False) as no_import:
+        reply = update(no_import, demo, TEXTURE, {"mipmaps/generate": True})
+    assert reply["error"]["code"] == "not_imported" and "put back as it was" in reply["error"]["message"], reply
+    after = snapshot(demo)
+    assert {path: sha for path, sha in after.items() if not path.startswith(".godot/")} == before
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (b'[remap]\n\nimporter="oggvorbisstr"\n\n[params]\n\nloop=true\nnote="caf\xe9"\n', "not UTF-8"),
+    (b'[remap]\n\nimporter="oggvorbisstr"\n\n[params]\n\nloop=true\n\n[params]\n\nloop=false\n', "two [params]"),
+    (b'[remap]\n\nimporter="oggvorbisstr"\n\n[params]\n\nzz="\nbpm=3\n"\nbpm=0\n', "spans lines"),
+    (b'[remap]\r\rimporter="oggvorbisstr"\r\r[params]\r\rloop=true\r', "bare CR"),
+])
+def test_an_import_file_that_cannot_be_edited_line_by_line_is_refused(
+        bridge: Bridge, demo: Path, text: bytes, words: str) -> None:
+    (demo / f"{SOUND}.import").write_bytes(text)
+    before = snapshot(demo)
+    reply = update(bridge, demo, SOUND, {"bpm": 100})
+    assert reply["error"]["code"] == "load_failed" and words in reply["error"]["message"], reply
+    assert snapshot(demo) == before
+
+
+def test_an_import_file_that_is_a_link_is_refused(bridge: Bridge, demo: Path) -> None:
+    own = demo / f"{TEXTURE}.import"
+    own.unlink()
+    own.symlink_to("enemyFlyingAlt_2.png.import")
+    reply = update(bridge, demo, TEXTURE, {"mipmaps/generate": True})
+    assert reply["error"]["code"] == "invalid_path" and "link" in reply["error"]["message"], reply
+    assert "mipmaps/generate=false" in (demo / "art" / "enemyFlyingAlt_2.png.import").read_text()
+
+
+def test_a_normal_map_must_be_an_image_of_the_project(bridge: Bridge, demo: Path) -> None:
+    reply = update(bridge, demo, TEXTURE, {"roughness/src_normal": "main.gd"})
+    assert reply["error"]["code"] == "invalid_value" and "no image" in reply["error"]["message"], reply

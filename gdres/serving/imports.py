@@ -99,6 +99,8 @@ Announce = Callable[[Sequence[str]], None]
 """Told the assets (res:// paths) about to be imported, the shadow built."""
 Progress = Callable[[int, int], None]
 """Told (assets imported so far, assets to import) as the editor imports each one."""
+Rewrites = Callable[[Path, bytes, bytes], None]
+"""Told (a project file, its bytes now, the bytes it is about to hold) before the import rewrites it."""
 
 
 @dataclass
@@ -131,10 +133,12 @@ def stamp(root: Path) -> int | None:
 
 
 def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: float, seen: int | None,
-                   announce: Announce, progress: Progress, assets: Sequence[str] = EVERY_ASSET) -> Outcome:
+                   announce: Announce, progress: Progress, assets: Sequence[str] = EVERY_ASSET,
+                   rewrites: Rewrites | None = None) -> Outcome:
     """Import `assets` of `root` (a real path; res:// paths, or EVERY_ASSET) unless someone imported
     since `seen` (a stamp() taken when the need was found). `announce` is called once the shadow
-    is built, `progress` as each asset is imported."""
+    is built, `progress` as each asset is imported; `rewrites` is told before a .import of the
+    project is rewritten (an atomic batch's journal notes it)."""
 
     def build_and_import(deadline: float) -> Outcome:
         if stamp(root) != seen:
@@ -154,7 +158,7 @@ def import_project(engine: engines.Engine, root: Path, pack: Path, timeout: floa
             failure = _run_import(engine, shadow, deadline, progress, home=home)
             if failure is not None:
                 return Outcome(refused=built.refused, failure=failure)
-            _bring_back(shadow, root, built.imported)
+            _bring_back(shadow, root, built.imported, rewrites)
         return built
 
     done = _under_lock(root, timeout, build_and_import)
@@ -387,12 +391,17 @@ def _run_import(engine: engines.Engine, shadow: Path, deadline: float, progress:
     return None
 
 
-_DEST_FILES = re.compile(r"^dest_files=.*$", re.M)
+_DEST_FILES = re.compile(r"^dest_files=[^\r\n]*", re.M)
+
+
+def _artefacts(line: str) -> list[str]:
+    """The artefacts a dest_files line names, however it is spaced."""
+    return re.findall(r'"([^"]*)"', line)
 _REMAP = re.compile(r"^\[remap\]\r?\n(?:(?!\[).*\n)*", re.M)
 """A .import's [remap] section: its header, and every line up to the next section's."""
 
 
-def _follow_artefacts(shadow: Path, root: Path, source: PurePosixPath) -> None:
+def _follow_artefacts(shadow: Path, root: Path, source: PurePosixPath, rewrites: Rewrites | None) -> None:
     """Where the editor's import of `source` made other artefacts than its .import names (the settings
     changed: VRAM compression makes `<file>-<md5>.s3tc.ctex` instead of `.ctex`), give the project's
     .import the [remap] section and the dest_files line the editor wrote in the shadow, and change no
@@ -403,19 +412,29 @@ def _follow_artefacts(shadow: Path, root: Path, source: PurePosixPath) -> None:
     own = dict(nofollow.regular_files(root, folder, {name}.__contains__)).get(name)
     if written is None or own is None:
         return
-    new, old = written.decode("utf-8", "replace"), own.decode("utf-8", "replace")
+    try:
+        new, old = written.decode("utf-8"), own.decode("utf-8")
+    except UnicodeDecodeError:
+        return  # not the editor's text: left as it is
+    crlf = "\r\n" in old
+    new = new.replace("\r\n", "\n")
     new_dests, old_dests = _DEST_FILES.search(new), _DEST_FILES.search(old)
     new_remap, old_remap = _REMAP.search(new), _REMAP.search(old)
     if new_dests is None or old_dests is None or new_remap is None or old_remap is None \
-            or new_dests[0] == old_dests[0]:
+            or _artefacts(new_dests[0]) == _artefacts(old_dests[0]):
         return
-    text = old[:old_remap.start()] + new_remap[0] + old[old_remap.end():]
-    text = _DEST_FILES.sub(lambda _: new_dests[0], text, count=1)
+    remap, dests = new_remap[0], new_dests[0]
+    if crlf:  # a checkout with Windows line ends keeps them
+        remap = remap.replace("\n", "\r\n")  # (the dest_files line's own CR stays where it is)
+    text = old[:old_remap.start()] + remap + old[old_remap.end():]
+    text = _DEST_FILES.sub(lambda _: dests, text, count=1)
+    if rewrites is not None:
+        rewrites(root.joinpath(*folder, name), own, text.encode("utf-8"))
     nofollow.write(root, (*folder, name), text.encode("utf-8"))
     log.warning("gdres: %s names the artefacts its new import settings made, as the editor writes it", source)
 
 
-def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
+def _bring_back(shadow: Path, root: Path, imported: Sequence[str], rewrites: Rewrites | None = None) -> None:
     """Copy into the project what the import made for the `imported` assets (res:// paths), and
     nothing else of the shadow: in .godot/imported/ the files the editor names for them
     (`<file>-<md5 of its res:// path>.<kind>`, and its `.md5` record), a translation table's own
@@ -446,7 +465,7 @@ def _bring_back(shadow: Path, root: Path, imported: Sequence[str]) -> None:
         if not (root / f"{source}.import").exists():
             beside[source.parent.parts].add(f"{source.name}.import")
         else:
-            _follow_artefacts(shadow, root, source)
+            _follow_artefacts(shadow, root, source, rewrites)
         if source.suffix.lower() == ".csv":
             tables[source.parent.parts].append(f"{source.stem}.*.translation")
     written: list[str] = []

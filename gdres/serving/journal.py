@@ -103,6 +103,12 @@ class Journal:
         with contextlib.suppress(psutil.Error):
             self._append({"engine": pid, "started": psutil.Process(pid).create_time()})
 
+    def note_rewrite(self, path: Path, old: bytes, new: bytes) -> None:
+        """Note that the bridge itself is about to make `path` hold `new` instead of `old` (an import
+        that rewrites a .import): undone with the engines' writes."""
+        self._append({"commit": str(path), "old": base64.b64encode(old).decode(),
+                      "new": hashlib.sha256(new).hexdigest(), "mode": -1})
+
     def commit(self) -> None:
         """The batch is done: every write stays."""
         self.path.unlink(missing_ok=True)
@@ -241,6 +247,14 @@ def _inside(root: Path, path: Any) -> Path | None:
     if not relative.parts or (paths.is_engine_file(relative.as_posix()) and relative.as_posix() not in _SETTINGS_FILES):
         return None
     return candidate
+
+
+def put_back(root: Path, path: Any, old: Any, new: Any) -> bool:
+    """Give the project file `path` (an absolute real path, as the engine names it) its `old` bytes
+    (base64) if it still holds `new` (sha256): a write the engine made that is not to stay (an
+    import_update whose import was refused). Whether it was put back."""
+    inside = _inside(root, path)
+    return inside is not None and isinstance(old, str) and bool(_put_back(inside, old, -1, new))
 
 
 def _move_back(origin: Path | None, moved: Path | None) -> tuple[Path, bool] | None:

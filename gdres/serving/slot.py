@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 from gdres.engine.worker import Release, Worker
 from gdres.errors import BridgeError, EngineCrashed, Skipped, Timeout
 from gdres.requests.request import Job, Reply, finish, refuse
-from gdres.serving import imports, locks
+from gdres.serving import imports, journal, locks
 from gdres.serving.starter import Starter
 
 WEAR_CHECK = 256
@@ -278,6 +278,13 @@ class Slot:
                         continue
                     if failure is not None:
                         answer["error"]["message"] += f"; {failure}"
+                    elif isinstance(carried, dict):
+                        answer["error"]["message"] += "; it was imported again and still is not as asked"
+                    undo = carried.get("undo") if isinstance(carried, dict) else None
+                    if isinstance(undo, dict) and journal.put_back(self.root, undo.get("path"), undo.get("old"),
+                                                                   undo.get("new")):
+                        # Nothing stays of a request that fails: its settings go back as they were.
+                        answer["error"]["message"] += "; its .import was put back as it was"
             self.pool.finish(task, finish(task.job, answer), self)
         self._put_back(again)
         if not self.inflight:

@@ -190,9 +190,11 @@ class Starter:
         self._inbox.flush()
         imported = False
         try:
+            journal = self.journals.get(root)
             outcome = imports.import_project(self.found_engine(), root, self.pack(),
                                              max(self.settings.timeout, imports.IMPORT_TIMEOUT), stamp,
-                                             lambda named: shown.start(named, which), shown.update, assets)
+                                             lambda named: shown.start(named, which), shown.update, assets,
+                                             journal.note_rewrite if journal is not None else None)
             imported = bool(outcome.imported)
         finally:
             self.import_time += time.monotonic() - started

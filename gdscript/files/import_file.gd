@@ -77,6 +77,9 @@ var lines: PackedStringArray = []
 var params: Dictionary = {}
 ## The index of the [params] header line (-1: none).
 var params_header: int = -1
+## Whether a value makes the engine load a file or make an object (a Resource("..."), an Object(...)):
+## the import of the asset would be refused, so its settings are not changed here.
+var makes_objects: bool = false
 
 
 ## Read the `.import` of the asset at res:// `p_asset`; fails the job when there is none, or it is
@@ -95,18 +98,29 @@ func read(p_asset: String, job: Job, where: String) -> void:
 			where
 		)
 		return
+	if real != Paths.absolute(path) or Paths.real(asset) + ".import" != real:
+		job.fail(Job.INVALID_PATH, "%s: %s is a link; the bridge reads no settings through one" % [where, path], where)
+		return
 	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(real)
 	var scan: Scan = Scan.new()
 	var sections: Array[Dictionary] = TextFormat.new(bytes, scan, true).config_file()
 	var why: String = scan.unreadable if not scan.unreadable.is_empty() else scan.corrupt
+	var text: String = bytes.get_string_from_utf8()
+	if why.is_empty() and text.to_utf8_buffer() != bytes:
+		why = "it is not UTF-8 text"
+	elif why.is_empty() and text.replace("\r\n", "").contains("\r"):
+		why = "its lines end in a bare CR"
+	elif why.is_empty() and sections.filter(func(each: Dictionary) -> bool: return each["name"] == "params").size() > 1:
+		why = "it has two [params] sections (the editor would take the last)"
 	if not why.is_empty():
 		job.fail(Job.LOAD_FAILED, "%s: %s cannot be read: %s" % [where, path, why], where)
 		return
+	makes_objects = not scan.loads.is_empty() or not scan.classes.is_empty()
 	var remap: Dictionary = Imported.remap_values(sections)
 	importer = str(remap.get("importer", ""))
 	type = str(remap.get("type", ""))
 	var values: Dictionary = Imported.section(sections, "params")
-	lines = bytes.get_string_from_utf8().split("\n")
+	lines = text.split("\n")
 	var section: String = ""
 	for i: int in lines.size():
 		var line: String = lines[i].strip_edges()
@@ -116,8 +130,17 @@ func read(p_asset: String, job: Job, where: String) -> void:
 				params_header = i
 		elif section == "params" and line.contains("="):
 			var key: String = line.get_slice("=", 0).strip_edges()
-			if values.has(key):
+			if values.has(key) and not params.has(key):
 				params[key] = [i, values[key]]
+	# A line that only looks like a setting (inside a string of several lines) would be edited instead
+	# of the setting: every setting must be met on a line of its own, and none may span lines.
+	for key: Variant in values:
+		var value: Variant = values[key]
+		if not params.has(key) or typeof(value) == TYPE_STRING and value != TextFormat.OTHER and value.contains("\n"):
+			job.fail(
+				Job.LOAD_FAILED, "%s: %s cannot be edited line by line (%s spans lines)" % [where, path, key], where
+			)
+			return
 
 
 ## The options importer `importer` declares, from the folder `folder` of the engine's own
@@ -137,10 +160,11 @@ func options(folder: String) -> Array[Dictionary]:
 			var value: Variant = declared[option]
 			if value == null:
 				continue  # a group's header (Rendering=null), not an option
+			var composite: bool = typeof(value) == TYPE_STRING and value == TextFormat.OTHER
 			var entry: Dictionary = {
 				"name": str(option),
-				"type": _TYPES.get(typeof(value), "other"),
-				"default": value if typeof(value) in _TYPES else null
+				"type": "other" if composite else _TYPES.get(typeof(value), "other"),
+				"default": value if typeof(value) in _TYPES and not composite else null
 			}
 			if enums.has(option):
 				entry["values"] = enums[option]
@@ -174,6 +198,8 @@ func with_params(values: Dictionary) -> PackedByteArray:
 			at += 1
 		while at > params_header + 1 and edited[at - 1].strip_edges().is_empty():
 			at -= 1
+		if at == params_header + 1 and at < edited.size() and edited[at].strip_edges().is_empty():
+			at += 1  # an empty section: after its blank line, as the editor writes it
 		if params_header < 0:
 			edited.append_array(["", "[params]", ""])
 			at = edited.size()

@@ -21,6 +21,9 @@ const Saving = preload("../files/saving.gd")
 ## Options whose value names a file the importer would run or write: never set here (the shadow
 ## refuses them too, tools/shadow.gd).
 const _REFUSED: Array[String] = ["import_script/path", "atlas_file", "materials/extract_path"]
+## Options whose value names an image the import reads (PROPERTY_HINT_FILE, Godot 4.4-4.6).
+const _TEXTURE_PATHS: Array[String] = ["roughness/src_normal"]
+const _IMAGES: Array[String] = ["png", "jpg", "jpeg", "webp", "bmp", "tga", "svg", "hdr", "exr", "dds", "ktx"]
 ## Formats of AudioStreamWAV each compress/mode of the wav importer gives.
 const _WAV_FORMATS: Array = [[0, 1], [2], [3]]
 
@@ -30,6 +33,14 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var file: ImportFile = ImportFile.new()
 	file.read(source, job, "source_path")
 	if job.failed():
+		return {}
+	if file.makes_objects:
+		var why: String = "holds a value that makes the engine load a file or make an object"
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			"source_path: %s %s; its import is refused, so change it in the editor" % [file.path, why],
+			"source_path"
+		)
 		return {}
 	var declared: Dictionary = {}
 	for option: Dictionary in file.options(request["importers"]):
@@ -57,10 +68,15 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		var values: Dictionary = {}
 		for key: String in changed:
 			values[key] = wanted[key]
+		var old: PackedByteArray = FileAccess.get_file_as_bytes(Paths.real(file.path))
 		Saving.write_bytes(file.path, file.with_params(values), job, "params")
 		if job.failed() or job.dry_run:
 			return {} if job.failed() else {"importer": file.importer, "changed": changed}
-		_import_again(source, changed, "its new settings are to be imported", job)
+		# Should the import be refused, the bridge puts the old settings back (gdres/serving/slot.py).
+		var undo: Dictionary = {
+			"path": Paths.real(file.path), "old": Marshalls.raw_to_base64(old), "new": job.etags[file.path]
+		}
+		_import_again(source, changed, "its new settings are to be imported", job, undo)
 		return {}
 	changed = request.get("carried", {}).get("changed", [])
 	job.etags[source] = FileAccess.get_sha256(Paths.real(file.path))
@@ -72,9 +88,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		var loaded: Resource = Gate.load_checked(source, "source_path", ResourceLoader.CACHE_MODE_IGNORE)
 		if job.failed():
 			return {}
-		problem = _missing_setting(file.importer, loaded, wanted)
+		problem = _missing_setting(file.importer, loaded, wanted) if loaded != null else "the engine cannot load it"
 	if not problem.is_empty():
-		_import_again(source, changed, problem, job)
+		_import_again(source, changed, problem, job, request.get("carried", {}).get("undo", {}))
 		return {}
 	return {"importer": file.importer, "changed": changed}
 
@@ -119,9 +135,17 @@ static func _checked(key: String, value: Variant, declared: Dictionary, job: Job
 			accepted = "set in the editor: only bool, int, float and string settings are set here"
 		job.fail(Job.INVALID_VALUE, "params.%s: %s is not %s" % [key, JSON.stringify(value), accepted], where)
 		return null
-	if option["type"] == "string" and not str(value).is_empty():
-		# A file the import reads (a roughness texture's normal map): one of the project's.
-		return Paths.confine(str(value), job, where)
+	if key in _TEXTURE_PATHS and not str(value).is_empty():
+		# A file the import reads (a roughness texture's normal map): one of the project's images.
+		var path: String = Paths.confine(str(value), job, where)
+		if (
+			not job.failed()
+			and (path.get_extension().to_lower() not in _IMAGES or not FileAccess.file_exists(Paths.real(path)))
+		):
+			job.fail(
+				Job.INVALID_VALUE, "params.%s: %s is no image of the project" % [key, JSON.stringify(value)], where
+			)
+		return path
 	return int(value) if option["type"] == "int" else float(value) if option["type"] == "float" else value
 
 
@@ -134,9 +158,9 @@ static func _same(file: ImportFile, key: String, value: Variant) -> bool:
 
 
 ## Answer not_imported naming the asset, carrying what the request changed to its next pass.
-static func _import_again(source: String, changed: Array, why: String, job: Job) -> void:
+static func _import_again(source: String, changed: Array, why: String, job: Job, undo: Dictionary) -> void:
 	job.unimported.append(source)
-	job.carried = {"changed": changed}
+	job.carried = {"changed": changed, "undo": undo}
 	job.fail(Job.NOT_IMPORTED, "source_path: %s is to be imported again: %s" % [source, why], "source_path")
 
 
