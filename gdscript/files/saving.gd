@@ -122,17 +122,8 @@ static func stage_removal(path: String, job: Job, where: String) -> Dictionary:
 	if not Paths.inside(real) or Paths.is_engine_file(Paths.to_res(real)) or not FileAccess.file_exists(real):
 		job.fail(Job.SAVE_FAILED, "%s: %s cannot be removed; nothing was changed" % [where, path], where)
 		return {}
-	var write: Dictionary = {
-		"path": path,
-		"where": where,
-		"real": real,
-		"folder": _parent(real),
-		"temp": "",
-		"made": [],
-		"old": FileAccess.get_file_as_bytes(real),
-		"mode": -1,
-		"remove": true
-	}
+	var write: Dictionary = _write(path, where, real, "", FileAccess.get_file_as_bytes(real))
+	write["remove"] = true
 	if not _writable(real, write, job, where):
 		return {}
 	if job.if_match.has(path):
@@ -150,9 +141,8 @@ static func stage_folder(path: String, job: Job, where: String) -> Dictionary:
 	if not Paths.inside(real) or Paths.is_engine_file(Paths.to_res(real)):
 		job.fail(Job.INVALID_PATH, "%s: %s cannot be made; nothing was changed" % [where, path], where)
 		return {}
-	var write: Dictionary = {
-		"path": path, "where": where, "real": real, "folder": _parent(real), "temp": "", "made": [], "mkdir": true
-	}
+	var write: Dictionary = _write(path, where, real, "")
+	write["mkdir"] = true
 	var missing: Array = _missing_folders(real, job, where)
 	if not job.failed() and _note(job, {"stage": real, "temp": "", "folders": missing}):
 		write["made"] = _make_folders(missing, job, where)
@@ -164,7 +154,9 @@ static func stage_folder_removal(path: String, job: Job, where: String) -> Dicti
 	var real: String = Paths.real(path)
 	if job.failed() or not Paths.inside(real):
 		return {}
-	return {"path": path, "where": where, "real": real, "folder": _parent(real), "temp": "", "made": [], "rmdir": true}
+	var write: Dictionary = _write(path, where, real, "")
+	write["rmdir"] = true
+	return write
 
 
 ## Make staged writes visible together: once every folder still resolves where it did when its
@@ -335,6 +327,21 @@ static func _fix_ids_in(value: Variant, path: String, temp: String, ids: Diction
 # ----- the steps of a write ---------------------------------------------------------------------
 
 
+## A staged write of res:// `path` (real path `real`) for request member `where`: its temp file
+## (`temp`, "" for none), the folders it made, the bytes the target held (`old`) and its permissions.
+static func _write(path: String, where: String, real: String, temp: String, old: Variant = null) -> Dictionary:
+	return {
+		"path": path,
+		"where": where,
+		"real": real,
+		"folder": _parent(real),
+		"temp": temp,
+		"made": [],
+		"old": old,
+		"mode": -1
+	}
+
+
 ## Check the target and make its folders: {path, where, real, folder, temp, made, old, mode}, or
 ## fail the job (or leave it failed: then nothing is checked or made).
 static func _begin(path: String, job: Job, where: String, settings: bool = false) -> Dictionary:
@@ -363,16 +370,7 @@ static func _begin(path: String, job: Job, where: String, settings: bool = false
 			where
 		)
 		return {}
-	var write: Dictionary = {
-		"path": path,
-		"where": where,
-		"real": real,
-		"folder": _parent(real),
-		"temp": AtomicWrite.temp_path(real),
-		"made": [],
-		"old": null,
-		"mode": -1
-	}
+	var write: Dictionary = _write(path, where, real, AtomicWrite.temp_path(real))
 	if FileAccess.file_exists(real):
 		write["old"] = FileAccess.get_file_as_bytes(real)
 		if not _writable(real, write, job, where):
