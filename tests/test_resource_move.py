@@ -233,19 +233,49 @@ def test_if_match_guards_the_moved_file(bridge: Bridge, project: Path) -> None:
     assert done["result"] == "ok" and done["etag"] == etag, done  # the same bytes, at the new path
 
 
-def test_a_binary_resource_naming_the_file_stops_the_move(bridge: Bridge, project: Path, godot_bin: str) -> None:
-    # A binary copy of layered.tres, which names base.tres in its ext_resource table.
+def binary_copy(godot_bin: str, project: Path, compress: bool = False) -> Path:
+    """materials/layered.tres saved as a binary materials/layered.res (it names base.tres)."""
     script = project.parent / "to_binary.gd"
+    flags = "ResourceSaver.FLAG_COMPRESS" if compress else "0"
     script.write_text('extends SceneTree\nfunc _init() -> void:\n\tResourceSaver.save('
-                      'load("res://materials/layered.tres"), "res://materials/layered.res")\n\tquit()\n')
+                      f'load("res://materials/layered.tres"), "res://materials/layered.res", {flags})\n\tquit()\n')
     subprocess.run([godot_bin, "--headless", "--path", str(project), "-s", str(script)], capture_output=True,
                    timeout=120, check=False)
-    assert (project / "materials" / "layered.res").exists()
     shutil.rmtree(project / ".godot", ignore_errors=True)
+    binary = project / "materials" / "layered.res"
+    assert binary.read_bytes()[:4] == (b"RSCC" if compress else b"RSRC")
+    return binary
+
+
+def test_a_binary_resource_naming_the_file_is_rewritten_the_engines_way(
+        bridge: Bridge, project: Path, godot_bin: str) -> None:
+    binary = binary_copy(godot_bin, project)
+    before = binary.read_bytes()
+    view = engine_view(godot_bin, project, ["res://materials/layered.res"])
+    assert view["res://materials/layered.res"]["deps"] == ["res://materials/base.tres"]
+    reply = move(bridge, project, "materials/base.tres", "shared/stone_base.tres")
+    assert reply["result"] == "ok" and "materials/layered.res" in reply["updated"], reply
+    after = binary.read_bytes()
+    # The path in the table changed, with its length, and the internal resources' offsets after it (by
+    # as many bytes): every other byte is as it was.
+    old, new = b"res://materials/base.tres", b"res://shared/stone_base.tres"
+    renamed = before.replace(old + b"\x00", new + b"\x00")
+    renamed = renamed[:before.index(old) - 4] + (len(new) + 1).to_bytes(4, "little") + renamed[before.index(old):]
+    assert len(after) == len(renamed)
+    differing = [i for i in range(len(after)) if after[i] != renamed[i]]
+    table_end = before.index(old) + len(new) + 200
+    assert differing and all(before.index(old) < i < table_end for i in differing), differing
+    view = engine_view(godot_bin, project, ["res://materials/layered.res"])
+    assert view["res://materials/layered.res"] == {"loads": True, "deps": ["res://shared/stone_base.tres"]}
+
+
+def test_a_compressed_binary_resource_naming_the_file_stops_the_move(
+        bridge: Bridge, project: Path, godot_bin: str) -> None:
+    binary_copy(godot_bin, project, compress=True)
     before = snapshot(project)
     reply = move(bridge, project, "materials/base.tres", "materials/b.tres")
     assert reply["error"]["code"] == "invalid_request", reply
-    assert "materials/layered.res" in reply["error"]["message"]
+    assert "materials/layered.res" in reply["error"]["message"] and "compressed" in reply["error"]["message"]
     assert snapshot(project) == before
 
 

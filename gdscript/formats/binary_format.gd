@@ -115,6 +115,11 @@ class _Cursor:
 	var strings: PackedStringArray = []
 	var ext_count: int = 0
 	var int_count: int = 0
+	## Where the header's import metadata offset is, each external path [start, end, path as
+	## written] and each internal resource's offset are in the bytes (with_paths() rewrites them).
+	var importmd_at: int = -1
+	var ext_paths: Array = []
+	var offsets_at: PackedInt64Array = []
 
 	func _init(data: PackedByteArray, into: Scan) -> void:
 		bytes = data
@@ -165,6 +170,50 @@ static func read(bytes: PackedByteArray, scan: Scan) -> void:
 		_read_resource(c, i, paths[i], offsets[i])
 	if c.ok:
 		scan.finish()
+
+
+## `bytes`, a binary resource this reader vouches for, with the path of each external resource that
+## `renamed` (path as written -> its new path, or "" to keep it) maps written anew, and the offsets
+## that point past the table (each internal resource's, the import metadata's) moved by what the
+## table grew or shrank: what the engine's ResourceFormatLoaderBinary::rename_dependencies writes,
+## every other byte kept. Empty when nothing is renamed, or the file is compressed ("RSCC": the
+## engine writes it whole anew) or not vouched for.
+static func with_paths(bytes: PackedByteArray, renamed: Callable) -> PackedByteArray:
+	var whole: Scan = Scan.new()
+	read(bytes, whole)
+	if bytes.slice(0, 4).get_string_from_ascii() != _MAGIC or whole.stopped():
+		return PackedByteArray()
+	var c: _Cursor = _Cursor.new(bytes, Scan.new())
+	_read_header(c)
+	_read_strings(c)
+	_read_external(c)
+	_read_internal(c, PackedStringArray(), PackedInt64Array())
+	var out: PackedByteArray = []
+	var last: int = 0
+	var delta: int = 0
+	for entry: Array in c.ext_paths:
+		var target: String = renamed.call(entry[2])
+		if target.is_empty():
+			continue
+		var text: PackedByteArray = target.to_utf8_buffer()
+		var encoded: PackedByteArray = []
+		encoded.resize(4)
+		encoded.encode_u32(0, text.size() + 1)
+		encoded.append_array(text)
+		encoded.append(0)
+		out.append_array(bytes.slice(last, entry[0]))
+		out.append_array(encoded)
+		delta += encoded.size() - (entry[1] - entry[0])
+		last = entry[1]
+	if last == 0:
+		return PackedByteArray()
+	out.append_array(bytes.slice(last))
+	for at: int in c.offsets_at:
+		out.encode_u64(at + delta, out.decode_u64(at + delta) + delta)
+	var importmd: int = out.decode_u64(c.importmd_at)
+	if importmd > 0:
+		out.encode_u64(c.importmd_at, importmd + delta)
+	return out
 
 
 ## The bytes inside a compressed binary resource ("RSCC", as the importers write fonts), unpacked the
@@ -226,6 +275,7 @@ static func _read_header(c: _Cursor) -> void:
 	var type: String = _string(c, "the main resource's type")
 	if c.ok:
 		c.scan.add_class(type, "the file header's main resource type")
+	c.importmd_at = c.pos
 	_u64(c, "the import metadata offset")  # the engine skips it; renaming dependencies rewrites it
 	_read_flags(c)
 
@@ -275,7 +325,9 @@ static func _read_external(c: _Cursor) -> void:
 	var count: int = _count(c, 8, "the external resource table")
 	for i: int in count:
 		var type: String = _string(c, "the type of external resource %d" % i)
+		var start: int = c.pos
 		var path: String = _string(c, "the path of external resource %d" % i)
+		c.ext_paths.append([start, c.pos, path])
 		var uid: String = ""
 		if c.flags & _FLAG_UIDS:
 			uid = _uid_text(_s64(c, "the uid of external resource %d" % i))
@@ -306,6 +358,7 @@ static func _read_internal(c: _Cursor, paths: PackedStringArray, offsets: Packed
 		c.fail("the internal resource table is empty, so there is no main resource")
 	for i: int in count:
 		paths.append(_string(c, "the path of internal resource %d" % i))
+		c.offsets_at.append(c.pos)
 		offsets.append(_u64(c, "the offset of internal resource %d" % i))
 		if not c.ok:
 			return

@@ -11,15 +11,18 @@ extends RefCounted
 ## - A moved asset's `.import` gets its source and artefact names (`<file>-<md5 of its path>`) made
 ##   for the new path, as the editor's reimport after a move writes them; the artefacts themselves are
 ##   made by the next import (gdres imports what a request meets unimported).
+## - A binary resource (.res, .scn) that names a moved file gets those paths of its external resource
+##   table rewritten, and the offsets after it moved, as the engine's ResourceFormatLoaderBinary::
+##   rename_dependencies does; a compressed one is refused (the engine writes it whole anew).
 ## - Code is not edited: a line of a script, a shader or of any other file that names a moved path
-##   outside an ext_resource line is listed in `not_updated`. A binary resource that names one is
-##   refused (its ext_resource table would have to be rewritten; no text line to change).
+##   outside an ext_resource line is listed in `not_updated`.
 ## Every write is staged and the whole lands together or not at all (files/saving.gd, journaled by
 ## the bridge); each rewritten file is proven before it lands, by reading it again and comparing
 ## what it loads with what it loaded, each moved path for its new one. Then the moved files' uids
 ## name their new paths in this engine and in `.godot/uid_cache.bin`, where the engine looks a uid
 ## up before an ext_resource's path (a stale entry would make every dependent fail to load).
 
+const BinaryFormat = preload("../formats/binary_format.gd")
 const Gate = preload("../safety/gate.gd")
 const Job = preload("../job.gd")
 const Scan = preload("../formats/scan.gd")
@@ -203,29 +206,35 @@ static func _files_naming(_move: Dictionary) -> PackedStringArray:
 
 
 ## The bytes `path` must hold once the move is made, or null when they stay; lines naming a moved path
-## that are not rewritten go to `not_updated`. A binary resource naming a moved file fails the job.
+## that are not rewritten go to `not_updated`. A binary resource gets its table of external paths
+## rewritten (binary_format.gd with_paths()); a compressed one naming a moved file fails the job.
 static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: Job) -> Variant:
 	var real: String = Paths.real(path)
 	if not Paths.inside(real):
 		return null
 	var extension: String = path.get_extension().to_lower()
 	if extension in _BINARY_RESOURCES:
-		for named: String in _named_by(path):
-			if not _mapped(named, move).is_empty():
-				(
-					job
-					. fail(
-						Job.INVALID_REQUEST,
-						(
-							(
-								"source_path: %s, a binary resource, names %s; its references cannot be rewritten as text lines:"
-								+ " save it as .tres/.tscn first, or move it in the editor"
-							)
-							% [path.trim_prefix("res://"), move["source"].trim_prefix("res://")]
-						),
-						"source_path"
-					)
-				)
+		var named_moved: bool = _named_by(path).any(
+			func(named: String) -> bool: return not _mapped(named, move).is_empty()
+		)
+		if not named_moved:
+			return null
+		move["read"][path] = FileAccess.get_sha256(real)
+		var renamed: PackedByteArray = BinaryFormat.with_paths(
+			FileAccess.get_file_as_bytes(real),
+			func(written: String) -> String: return _mapped(Gate.named({"path": written, "uid": ""}, path), move)
+		)
+		if not renamed.is_empty() and not Gate.read(renamed).stopped():
+			return renamed
+		var why: String = "compressed, or a layout the bridge cannot vouch for"
+		job.fail(
+			Job.INVALID_REQUEST,
+			(
+				"source_path: %s, a binary resource (%s), names %s: save it uncompressed or as text first"
+				% [path.trim_prefix("res://"), why, move["source"].trim_prefix("res://")]
+			),
+			"source_path"
+		)
 		return null
 	move["read"][path] = FileAccess.get_sha256(real)
 	var text: String = FileAccess.get_file_as_string(real)
