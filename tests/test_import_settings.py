@@ -224,3 +224,13 @@ def test_an_import_file_that_is_a_link_is_refused(bridge: Bridge, demo: Path) ->
 def test_a_normal_map_must_be_an_image_of_the_project(bridge: Bridge, demo: Path) -> None:
     reply = update(bridge, demo, TEXTURE, {"roughness/src_normal": "main.gd"})
     assert reply["error"]["code"] == "invalid_value" and "no image" in reply["error"]["message"], reply
+
+
+def test_an_import_file_that_makes_objects_is_refused_to_read_and_to_change(bridge: Bridge, demo: Path) -> None:
+    path = demo / f"{SOUND}.import"
+    path.write_text(path.read_text().replace("bar_beats=4", 'bar_beats=4\nextra=Resource("res://hud.tscn")'))
+    before = snapshot(demo)
+    for reply in (bridge.run({"op": "import_read", "project_path": str(demo), "source_path": SOUND}),
+                  update(bridge, demo, SOUND, {"bpm": 100})):
+        assert reply["error"]["code"] == "unsafe_resource", reply
+    assert snapshot(demo) == before

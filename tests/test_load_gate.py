@@ -141,6 +141,31 @@ def test_a_remap_beside_a_file_a_resource_names_is_never_read(watched: Watched) 
     watched.assert_nothing_ran()
 
 
+def test_a_remap_beside_the_file_a_uid_leads_to_is_never_read(watched: Watched) -> None:
+    # The engine takes a known uid's path before the path written beside it (here: one that is not
+    # there, so the bridge learns the project's uids and the uid leads to b.tres).
+    watched.write("b.tres", '[gd_resource type="Gradient" format=3 uid="uid://bq7xk3m2n4p5"]\n\n[resource]\n')
+    watched.write("b.tres.remap", remap_that_runs("remap_uid"))
+    watched.write("a.tres", '[gd_resource type="Resource" format=3]\n\n'
+                            '[ext_resource type="Gradient" uid="uid://bq7xk3m2n4p5" path="res://missing.tres" id="1"]\n\n'
+                            '[resource]\nmetadata/x = ExtResource("1")\n')
+    reply = watched.run("resource_read", resource_path="a.tres")
+    assert reply["error"]["code"] == "unsafe_resource", reply
+    watched.assert_nothing_ran()
+
+
+def test_a_remap_beside_a_shader_include_is_never_read(watched: Watched) -> None:
+    watched.write("inc.gdshaderinc", "float f() { return 1.0; }\n")
+    watched.write("inc.gdshaderinc.remap", remap_that_runs("remap_include"))
+    watched.write("s.gdshader", 'shader_type spatial;\n#include "res://inc.gdshaderinc"\n'
+                                "void fragment() { ALBEDO = vec3(f()); }\n")
+    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
+                        shader_path="s.gdshader")
+    assert reply["error"]["code"] == "unsafe_resource" and "includes" in reply["error"]["message"], reply
+    assert not (watched.project / "m.tres").exists()
+    watched.assert_nothing_ran()
+
+
 def test_a_move_reads_no_remap_anywhere_in_the_project(watched: Watched) -> None:
     # A move looks at every resource file of the project for references: it reads them itself.
     watched.write("any.res", "junk")

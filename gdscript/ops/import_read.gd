@@ -11,6 +11,13 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	file.read(request["source_path"], job, "source_path")
 	if job.failed():
 		return {}
+	if file.makes_objects:
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			"source_path: %s holds a value that makes the engine load a file or make an object" % file.path,
+			"source_path"
+		)
+		return {}
 	var params: Dictionary = {}
 	for key: String in file.params:
 		params[key] = file.shown(key)

@@ -38,6 +38,8 @@ const _BINARY_FORMAT: String = "formats/binary_format.gd"
 const _IMPORTED: String = "safety/imported.gd"
 const _PROJECT_UIDS: String = "safety/project_uids.gd"
 
+## Shader sources, whose #include lines the preprocessor loads.
+const _SHADERS: Array[String] = ["gdshader", "gdshaderinc"]
 ## The text loader's extensions (ResourceFormatLoaderText recognizes no others).
 const _TEXT_EXTENSIONS: Array[String] = ["tres", "tscn"]
 const _ASSETS_KEPT: int = 256
@@ -55,6 +57,8 @@ const _LFS_POINTER: String = "version https://git-lfs.github.com/spec/v1"
 const MAY: Array = [_PASS, ""]
 const _CHECK_FAILED: String = "cannot be vouched for: the bridge's check of it failed (see the engine's output)"
 
+## A shader's `#include "file"` line, as the preprocessor reads it.
+static var _include: RegEx = RegEx.create_from_string('(?m)^[ \\t]*#[ \\t]*include[ \\t]+"([^"]*)"')
 ## Scans of the files read so far, by what they depend on (_scan_key()).
 static var _scans: Dictionary = {}
 ## A header line as the engine's saver writes it, its uid apart.
@@ -218,6 +222,10 @@ static func _verdict(path: String) -> Array:
 	if extension not in _loadable_extension_list():
 		return [Job.NOT_IMPORTED, "has not been imported by the engine (the project has no import data for it)"]
 	var magic: String = head.slice(0, 4).get_string_from_ascii()
+	if not job.allow_scripts and extension in _SHADERS and file != null:
+		var included: Array = _includes_fault(head + file.get_buffer(file.get_length() - head.size()), path)
+		if not included.is_empty():
+			return included
 	if job.allow_scripts or not (extension in _TEXT_EXTENSIONS or magic == "RSRC" or magic == "RSCC"):
 		return MAY
 	var scan: Scan = read(head + file.get_buffer(file.get_length() - head.size()) if file != null else head)
@@ -231,19 +239,47 @@ static func _verdict(path: String) -> Array:
 			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
 		uids.learn()
 	var named_paths: Array = scan.loads.map(func(load: Dictionary) -> String: return named(load, path))
+	# The engine's loaders take a known uid's path before the path written beside it: that file is
+	# the one opened (and its .remap read), so it is held to the same checks.
+	var opened: Array = scan.loads.map(func(load: Dictionary) -> String: return _by_uid(load))
 	# A load the engine serves from its cache never reaches this gate (an inline Resource("...") is
 	# loaded with the cache reused): every file named is held to the project here, before it loads.
 	for i: int in named_paths.size():
-		if not named_paths[i].is_empty() and not Paths.inside(Paths.real(named_paths[i])):
-			return [
-				Job.PATH_OUTSIDE_PROJECT,
-				"names %s in %s, outside the project" % [named_paths[i], scan.loads[i]["where"]]
-			]
-		var fault: String = remap_fault(named_paths[i])
-		if not fault.is_empty():
-			return [Job.UNSAFE_RESOURCE, "names %s in %s, which %s" % [named_paths[i], scan.loads[i]["where"], fault]]
-	_passed[path] = named_paths
+		for each: String in [named_paths[i], opened[i]]:
+			if not each.is_empty() and not Paths.inside(Paths.real(each)):
+				return [
+					Job.PATH_OUTSIDE_PROJECT, "names %s in %s, outside the project" % [each, scan.loads[i]["where"]]
+				]
+			var fault: String = remap_fault(each)
+			if not fault.is_empty():
+				return [Job.UNSAFE_RESOURCE, "names %s in %s, which %s" % [each, scan.loads[i]["where"], fault]]
+	_passed[path] = named_paths + opened.filter(func(each: String) -> bool: return not each.is_empty())
 	return MAY
+
+
+## The path a load's uid leads to in this engine (ResourceUID), or "" when it names no uid it knows.
+static func _by_uid(load: Dictionary) -> String:
+	var text: String = load["uid"] if not load["uid"].is_empty() else load["path"]
+	if not text.begins_with("uid://"):
+		return ""
+	var id: int = ResourceUID.text_to_id(text)
+	return ResourceUID.get_id_path(id) if id != ResourceUID.INVALID_ID and ResourceUID.has_id(id) else ""
+
+
+## Why a shader's `#include`s must not be loaded, as [code, why], or []: the shader preprocessor
+## loads each with ResourceLoader::load, which reads a `.remap` beside it first (remap_fault()).
+## Each included file is judged here in turn when it loads, its own includes with it.
+static func _includes_fault(bytes: PackedByteArray, path: String) -> Array:
+	for found: RegExMatch in _include.search_all(bytes.get_string_from_utf8()):
+		var named: String = found.get_string(1)
+		if not named.contains("://"):
+			named = path.get_base_dir().path_join(named).simplify_path()
+		if not Paths.inside(Paths.real(named)):
+			return [Job.PATH_OUTSIDE_PROJECT, "includes %s, outside the project" % named]
+		var fault: String = remap_fault(named)
+		if not fault.is_empty():
+			return [Job.UNSAFE_RESOURCE, "includes %s, which %s" % [named, fault]]
+	return []
 
 
 ## Where a file names a file by a uid the engine knows at a path where nothing is, and by a path where

@@ -48,6 +48,9 @@ static func _load_error(path: String) -> Error:
 		return FileAccess.get_open_error()
 	for dependency: String in ResourceLoader.get_dependencies(path):
 		var target: String = dependency.get_slice("::", 2) if dependency.contains("::") else dependency
+		if target.begins_with("uid://"):
+			var id: int = ResourceUID.text_to_id(target)
+			target = ResourceUID.get_id_path(id) if ResourceUID.has_id(id) else ""
 		if not target.is_empty() and Gate.remap_fault(target).is_empty() and not ResourceLoader.exists(target):
 			return ERR_FILE_MISSING_DEPENDENCIES
 	return ERR_FILE_CORRUPT
