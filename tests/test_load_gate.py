@@ -146,8 +146,8 @@ def test_a_remap_beside_the_file_a_uid_leads_to_is_never_read(watched: Watched) 
     # there, so the bridge learns the project's uids and the uid leads to b.tres).
     watched.write("b.tres", '[gd_resource type="Gradient" format=3 uid="uid://bq7xk3m2n4p5"]\n\n[resource]\n')
     watched.write("b.tres.remap", remap_that_runs("remap_uid"))
-    watched.write("a.tres", '[gd_resource type="Resource" format=3]\n\n'
-                            '[ext_resource type="Gradient" uid="uid://bq7xk3m2n4p5" path="res://missing.tres" id="1"]\n\n'
+    watched.write("a.tres", '[gd_resource type="Resource" format=3]\n\n[ext_resource type="Gradient" '
+                            'uid="uid://bq7xk3m2n4p5" path="res://missing.tres" id="1"]\n\n'
                             '[resource]\nmetadata/x = ExtResource("1")\n')
     reply = watched.run("resource_read", resource_path="a.tres")
     assert reply["error"]["code"] == "unsafe_resource", reply
