@@ -129,10 +129,11 @@ static func load_checked(path: String, where: String, cache_mode: ResourceLoader
 ## loader (so before this gate), in load(), exists() and get_dependencies() alike, and that parser
 ## makes the objects a value names: an Object(GDScript, "script/source": ...) set as a script runs
 ## at once, and a `path` there sends the load anywhere. A project's sources hold no .remap (an
-## export writes them), so any there is refused, unread.
+## export writes them), so any there is refused, unread; unless the request allows the project's
+## code to run (allow_scripts), where the engine follows it as it would in the editor.
 static func remap_fault(path: String) -> String:
 	var file: String = path.get_slice("::", 0)
-	if file.is_empty() or file.begins_with("uid://"):
+	if file.is_empty() or file.begins_with("uid://") or job != null and job.allow_scripts:
 		return ""
 	if FileAccess.file_exists(Paths.absolute(file) + ".remap") or FileAccess.file_exists(Paths.real(file) + ".remap"):
 		return (
