@@ -135,7 +135,8 @@ static func remap_fault(path: String) -> String:
 	var file: String = path.get_slice("::", 0)
 	if file.is_empty() or file.begins_with("uid://") or job != null and job.allow_scripts:
 		return ""
-	if FileAccess.file_exists(Paths.absolute(file) + ".remap") or FileAccess.file_exists(Paths.real(file) + ".remap"):
+	# The engine looks beside the path as given (links on the way followed by the system), as here.
+	if FileAccess.file_exists(Paths.absolute(file) + ".remap"):
 		return (
 			"has a .remap file beside it, which the engine reads unchecked before any loader (its values"
 			+ " can run code or lead out of the project); remove it"
@@ -246,7 +247,10 @@ static func _verdict(path: String) -> Array:
 	# A load the engine serves from its cache never reaches this gate (an inline Resource("...") is
 	# loaded with the cache reused): every file named is held to the project here, before it loads.
 	for i: int in named_paths.size():
-		for each: String in [named_paths[i], opened[i]]:
+		var both: Array = (
+			[named_paths[i]] if opened[i].is_empty() or opened[i] == named_paths[i] else [named_paths[i], opened[i]]
+		)
+		for each: String in both:
 			if not each.is_empty() and not Paths.inside(Paths.real(each)):
 				return [
 					Job.PATH_OUTSIDE_PROJECT, "names %s in %s, outside the project" % [each, scan.loads[i]["where"]]
