@@ -55,7 +55,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var updated: Array = []
 	var not_updated: Array = []
 	var proofs: Array = []
-	for path: String in _files_naming(move):
+	for path: String in _files_naming():
 		var new_bytes: Variant = _rewritten(path, move, not_updated, job)
 		if job.failed():
 			return {}
@@ -102,9 +102,10 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	return {"moved": moved, "updated": updated, "not_updated": not_updated}
 
 
-## What moves where: {is_folder, files: {res path: new res path} (sidecars included), folders (the
-## source's folders, innermost first, removed once empty), uids: {uid text: new path}, rewritten: {}},
-## or {} after failing the job.
+## What moves where: {source, dest, is_folder, files: {res path: new res path} (sidecars included),
+## folders (the source's, innermost first, removed once empty), empty (new folders that hold nothing),
+## rewritten: {res path: its new bytes}, read: {res path: etag of the bytes read}}, or {} after
+## failing the job.
 static func _plan(source: String, dest: String, job: Job) -> Dictionary:
 	var real: String = Paths.real(source)
 	var is_folder: bool = DirAccess.dir_exists_absolute(real)
@@ -163,15 +164,9 @@ static func _walk(folder: String, to: String, move: Dictionary, job: Job) -> voi
 		job.fail(Job.LOAD_FAILED, "source_path: %s cannot be listed" % folder, "source_path")
 		return
 	dir.include_hidden = true
-	for name: String in dir.get_files():
-		var path: String = folder.path_join(name)
-		if dir.is_link(name) or Paths.is_engine_file(path):
-			job.fail(
-				Job.INVALID_PATH, "source_path: %s is a link or the engine's own; it is not moved" % path, "source_path"
-			)
-			return
-		move["files"][path] = to.path_join(name)
-	for name: String in dir.get_directories():
+	var files: PackedStringArray = dir.get_files()
+	var folders: PackedStringArray = dir.get_directories()
+	for name: String in files + folders:
 		if dir.is_link(name) or Paths.is_engine_file(folder.path_join(name)):
 			var inner: String = folder.path_join(name)
 			job.fail(
@@ -180,8 +175,11 @@ static func _walk(folder: String, to: String, move: Dictionary, job: Job) -> voi
 				"source_path"
 			)
 			return
+	for name: String in files:
+		move["files"][folder.path_join(name)] = to.path_join(name)
+	for name: String in folders:
 		_walk(folder.path_join(name), to.path_join(name), move, job)
-	if dir.get_files().is_empty() and dir.get_directories().is_empty():
+	if files.is_empty() and folders.is_empty():
 		move["empty"].append(to)  # made where it goes, as the editor's move makes it
 	move["folders"].append(folder)
 
@@ -194,7 +192,7 @@ static func _mapped(path: String, move: Dictionary) -> String:
 
 
 ## The project files that may name a moved file (all the editor's scan finds, and project.godot).
-static func _files_naming(_move: Dictionary) -> PackedStringArray:
+static func _files_naming() -> PackedStringArray:
 	var found: PackedStringArray = []
 	for path: String in Paths.scanned_files():
 		var extension: String = path.get_extension().to_lower()
@@ -219,10 +217,10 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 		)
 		if not named_moved:
 			return null
-		move["read"][path] = FileAccess.get_sha256(real)
+		var held: PackedByteArray = FileAccess.get_file_as_bytes(real)
+		move["read"][path] = _sha256(held)
 		var renamed: PackedByteArray = BinaryFormat.with_paths(
-			FileAccess.get_file_as_bytes(real),
-			func(written: String) -> String: return _mapped(Gate.named({"path": written, "uid": ""}, path), move)
+			held, func(written: String) -> String: return _mapped(Gate.named({"path": written, "uid": ""}, path), move)
 		)
 		if not renamed.is_empty() and not Gate.read(renamed).stopped():
 			return renamed
@@ -236,8 +234,8 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 			"source_path"
 		)
 		return null
-	move["read"][path] = FileAccess.get_sha256(real)
-	var text: String = FileAccess.get_file_as_string(real)
+	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(real)
+	var text: String = bytes.get_string_from_utf8()
 	var needle: String = move["source"] + ("/" if move["is_folder"] else "")
 	var moves: bool = move["files"].has(path)
 	# Every text resource is read line by line: one may name a moved file by a relative path.
@@ -259,7 +257,18 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 			changed = true
 		elif _names(line, move):
 			not_updated.append({"file": path.trim_prefix("res://"), "line": i + 1, "text": line.strip_edges()})
-	return "\n".join(lines).to_utf8_buffer() if changed else null
+	if not changed:
+		return null
+	move["read"][path] = _sha256(bytes)  # of what was read: a change since is a conflict
+	return "\n".join(lines).to_utf8_buffer()
+
+
+## The etag of `bytes`: their sha256, hex.
+static func _sha256(bytes: PackedByteArray) -> String:
+	var hashing: HashingContext = HashingContext.new()
+	hashing.start(HashingContext.HASH_SHA256)
+	hashing.update(bytes)
+	return hashing.finish().hex_encode()
 
 
 ## Whether `line` names a moved path (for a file, the path and nothing longer).
@@ -344,11 +353,12 @@ static func _prove(files: Array, move: Dictionary, job: Job) -> void:
 	_learn_uids(move)
 	for path: String in files:
 		for named: String in _named_by(path):
-			if named.is_empty():
-				continue
-			if not FileAccess.file_exists(Paths.real(named)) and _mapped(named, move).is_empty():
-				continue  # missing before the move too: not the move's doing
-			if not FileAccess.file_exists(Paths.real(named)):
+			# A file missing before the move too (no moved path) is not the move's doing.
+			if (
+				not named.is_empty()
+				and not FileAccess.file_exists(Paths.real(named))
+				and not _mapped(named, move).is_empty()
+			):
 				job.fail(
 					Job.SAVE_FAILED,
 					"source_path: after the move, %s still named %s; nothing was moved" % [path, named],
