@@ -187,6 +187,15 @@ def test_a_journal_names_nothing_outside_its_project(project: Path, tmp_path: Pa
     assert not (folder / "journal.jsonl").exists()
 
 
+def entries_in(journal_file: Path) -> int:
+    """The entries a running batch has noted so far (none before its journal is made or after it ends
+    and removes it, which may happen between any two looks)."""
+    try:
+        return journal_file.read_text().count("\n")
+    except FileNotFoundError:
+        return 0
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_an_atomic_batch_killed_at_any_moment_is_all_old_or_all_new(
@@ -223,8 +232,7 @@ def test_an_atomic_batch_killed_at_any_moment_is_all_old_or_all_new(
         left = journal.folder_of(copy.resolve()) / "journal.jsonl"
         bridge = subprocess.Popen([sys.executable, "-m", "gdres", "batch", "--atomic", str(batch)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO)
-        while entries and bridge.poll() is None and (not left.exists() or
-                                                     left.read_text().count("\n") < entries):
+        while entries and bridge.poll() is None and entries_in(left) < entries:
             time.sleep(0.001)
         time.sleep(moment)
         bridge.kill()

@@ -319,12 +319,12 @@ def test_unknown_tool_is_a_protocol_error(godot_bin: str, project: Path) -> None
 
 
 def engine_processes() -> list[psutil.Process]:
-    """The engines serving the MCP servers this test process started: workers, which start with the
-    settings pack, not a version probe or the pack's build (which a fresh cache runs first)."""
+    """The engines serving the MCP servers this test process started: workers, which run main.gd, not
+    a version probe, the pack's build or an import's shadow build (which a fresh cache runs first)."""
     found = []
     for server in psutil.Process().children():
         if "mcp" in cmdline(server):
-            found += [child for child in server.children() if "--main-pack" in cmdline(child)]
+            found += [child for child in server.children() if any(arg.endswith("/main.gd") for arg in cmdline(child))]
     return found
 
 
