@@ -148,15 +148,6 @@ ERROR_CLASSES: dict[str, type[BridgeError]] = {
 """Wire code to exception class: the one table both directions use."""
 
 
-ENGINE_CODES = frozenset({
-    "invalid_json", "invalid_request", "invalid_path", "path_outside_project", "not_found", "not_imported",
-    "invalid_type", "unknown_property", "forbidden_property", "invalid_value", "node_not_found",
-    "incompatible_node", "unsafe_resource", "load_failed", "save_failed", "conflict",
-})
-"""The codes the engine side sends (gdscript/job.gd declares exactly these); the others are the
-bridge's own: the engine's life, and what never reaches an engine."""
-
-
 def from_wire(error: dict[str, Any]) -> BridgeError:
     """Rebuild the exception that an `error` member of a reply describes; a code this bridge does
     not know (from a newer engine side) is kept as it came."""

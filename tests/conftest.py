@@ -241,7 +241,7 @@ def run_cli(*args: str, input: bytes | str | None = None, godot: str | None = No
 
 def engine_confine(godot_bin: str, root: Path, texts: list[str], work: Path) -> list[dict[str, str]]:
     """What the engine's confine() answers for each of `texts` in the project at `root` (as a property value
-    naming a file): {"code", "res", "real"} each (tests/gdscript/paths_check.gd)."""
+    naming a file): {"code", "message", "res", "real"} each (tests/gdscript/paths_check.gd)."""
     script = REPO / "tests" / "gdscript" / "paths_check.gd"
     request = work / "paths.json"
     request.write_text(json.dumps({"root": str(root), "paths": texts}))

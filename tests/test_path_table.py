@@ -27,7 +27,10 @@ import pytest
 
 from conftest import engine_confine
 from gdres import Bridge
+from gdres.errors import InvalidPath, PathOutsideProject
+from gdres.requests import paths
 from gdres.requests.request import Job, Roots, prepare
+from gdres.scripts import path_rules
 
 MATERIAL = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "%s"\n'
 
@@ -321,6 +324,26 @@ def test_the_engine_confines_every_row_as_the_table_says(walled: Path, godot_bin
     wrong = [(row.path[:60], row.why, answer["code"]) for row, answer in zip(ahead, answers, strict=True)
              if answer["code"] != before_the_engine(row.value_code or row.code)]
     assert wrong == []
+
+
+def test_both_sides_refuse_by_each_rule_of_one_table(walled: Path, godot_bin: str, tmp_path: Path) -> None:
+    """The rules live in gdscript/safety/path_rules.json, which both sides read: for each, a row of
+    the table that it refuses is refused with its reason by the bridge and by the engine alike."""
+    rules = path_rules()["path"] + path_rules()["name"]
+    chosen: list[tuple[str, Row]] = []
+    for rule in rules:
+        reason = rule["why"].split("{")[0]
+        for row in ROWS:
+            try:
+                paths.normalise(row.path, field="value")
+            except (InvalidPath, PathOutsideProject) as refused:
+                if reason in refused.message:
+                    chosen.append((reason, row))
+                    break
+    assert len(chosen) == len(rules), [rule["why"] for rule in rules]
+    answers = engine_confine(godot_bin, walled, [row.path for _, row in chosen], tmp_path)
+    assert [reason in answer["message"] for (reason, _), answer in zip(chosen, answers, strict=True)] == \
+        [True] * len(rules), answers
 
 
 @pytest.mark.parametrize(("row", "use"), sample(), ids=lambda value: repr(value.path[:40]) if isinstance(value, Row)

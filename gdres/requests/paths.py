@@ -16,6 +16,7 @@ import stat
 import string
 
 from gdres.errors import InvalidPath, PathOutsideProject, ProjectNotFound
+from gdres.scripts import path_rules
 
 # Types only: pathlib costs a warm `run` (front/warm.py, which needs project_root()) ~4 ms. Type
 # checkers take any TYPE_CHECKING as True.
@@ -32,8 +33,20 @@ ANY_SUFFIX = ("",)
 """A member that may name any file, or a folder (resource_move)."""
 INSTANCE_SUFFIXES = (".tscn", ".scn", ".glb", ".gltf", ".blend", ".fbx", ".dae", ".obj")
 
-_NAME_MAX = 255
-_PATH_MAX = 4096
+_RULES = path_rules()
+"""How a path must be written (gdscript/safety/path_rules.json: the engine side checks values by it too)."""
+_PATH_RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(rule["pattern"]), rule["why"]) for rule in _RULES["path"]]
+_NAME_RULES: list[tuple[re.Pattern[str], str, bool]] = [
+    (re.compile(rule["pattern"]), rule["why"], bool(rule.get("folded"))) for rule in _RULES["name"]
+]
+_MAYBE_WRONG_NAME = re.compile(_RULES["maybe_wrong_name"])
+_PATH_MAX: int = _RULES["longest_path"]
+_NAME_MAX: int = _RULES["longest_name"]
+_ENGINE_FOLDERS: tuple[str, ...] = tuple(_RULES["engine_folders"])
+_ENGINE_FILES: tuple[str, ...] = tuple(_RULES["engine_files"])
+_GIT_FOLDER: str = _RULES["git_folder"]
+SETTINGS_FILES: tuple[str, ...] = tuple(_RULES["settings_files"])
+"""The engine's files that resource_move may rewrite, and a journal put back."""
 
 _TO_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _TO_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
@@ -112,7 +125,7 @@ def is_engine_file(relative: str) -> bool:
     submodule has one), in any case (on a file system that ignores case, `.GIT` is `.git`)."""
     whole = folded(relative)  # once: folding maps letters to letters, so each name folds as in the whole
     names = whole.split("/")
-    return names[0] in (".godot", ".import") or ".git" in names or whole == "project.godot"
+    return names[0] in _ENGINE_FOLDERS or _GIT_FOLDER in names or whole in _ENGINE_FILES
 
 
 def loosely_folded(name: str) -> str:
@@ -243,60 +256,17 @@ def stored_name(folder: str, name: str) -> str:
     return matches[0] if len(matches) == 1 else name
 
 
-_UNWRITABLE = re.compile(r'["\x00-\x1f\x7f]')
-"""Characters a path cannot have: resource files quote paths without escaping them (the engine's own
-saver writes `path="..."` as is), so a quote or a line break in a path would end the string early."""
-
-_NOT_ON_WINDOWS = re.compile(r"[<>:|?*]")
-"""Characters Windows allows in no name (with the quote, the backslash and the control characters,
-refused before); a colon also opens an NTFS stream (`mat.tres:hidden`, `.godot::$INDEX_ALLOCATION`)."""
-
-_IGNORED_ON_MACOS = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
-"""Invisible characters that HFS+ leaves out when it compares names (`.go\u200cdot` is `.godot`
-there), as git's checks for `.git` know."""
-
-_DEVICE = re.compile(r"(con|prn|aux|nul|conin\$|conout\$|(com|lpt)[0-9\u00b9\u00b2\u00b3]) *(\.|$)")
-"""Windows device names, with or without an extension (`nul.tres` is NUL), matched on a folded name."""
-
-_SHORT_NAME = re.compile(r"(?=[^.]{2,8}(\.[^.]{0,3})?$)[^.~]*~[0-9]+(\.|$)")
-"""The 8.3 short form Windows gives long names (`GODOT~1` may open `.godot`, `PROJEC~1.GOD`
-`project.godot`)."""
-
-
-_MAYBE_WRONG_NAME = re.compile(r"[. ](?:/|$)|~|(?i:con|prn|aux|nul|com|lpt)")
-"""Found in every path that has a name _name_wrong() refuses (and in many others): where it is not,
-the names need no look one by one, which most paths are spared."""
-
-
 def normalise(value: str, *, field: str) -> str:
     """Return `value` (relative to the project, or starting with res://) normalised, or raise
     InvalidPath for a path that some system Godot runs on would read as another file or could not
     hold, PathOutsideProject for one that leads out by '..'. Pure: the file system is not looked at."""
-    if "\0" in value:
-        raise InvalidPath(f"{field} contains a NUL byte", field=field)
-    bad = _UNWRITABLE.search(value)
-    if bad is not None:
-        raise InvalidPath(f"{field} {value!r} holds {bad.group()!r}, which no path in a resource file can hold",
-                          field=field)
     text = value[len("res://"):] if value.startswith("res://") else value
-    if not text.strip():
-        raise InvalidPath(f"{field} is empty", field=field)
-    # Godot reads every backslash as a slash and a name before ":/" as a drive, so the file checked
-    # here would not be the file the engine opens (gdscript/safety/paths.gd refuses the same).
-    if ":/" in text or text.startswith("/") or (len(text) > 1 and text[1] == ":"):
-        raise InvalidPath(
-            f"{field} {value!r} must be relative to the project (or start with res://)",
-            field=field,
-        )
-    if "\\" in text:
-        raise InvalidPath(f"{field} {value!r} holds a backslash; separate folders with '/'", field=field)
-    bad = _NOT_ON_WINDOWS.search(text)
-    if bad is not None:
-        raise InvalidPath(f"{field} {value!r} holds {bad.group()!r}, which Windows allows in no name", field=field)
-    bad = _IGNORED_ON_MACOS.search(text)
-    if bad is not None:
-        raise InvalidPath(f"{field} {value!r} holds U+{ord(bad.group()):04X}, an invisible character that macOS "
-                          "leaves out of names", field=field)
+    for pattern, why in _PATH_RULES:
+        bad = pattern.search(text)
+        if bad is not None:
+            code_point = f"U+{ord(bad.group()[0]):04X}" if bad.group() else ""
+            raise InvalidPath(f"{field} {value[:80]!r} {why.format(found=repr(bad.group()), code_point=code_point)}",
+                              field=field)
     parts = text.split("/")
     if len(text) > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in parts):
         raise InvalidPath(f"{field} {value[:60]!r}... is longer than the system allows", field=field)
@@ -317,10 +287,7 @@ def _name_wrong(part: str) -> str:
     """Why Windows would not hold the name `part` as written, or "" (also for "", "." and "..")."""
     if part in ("", ".", ".."):
         return ""
-    if part.endswith((".", " ")):
-        return "ends in a dot or a space, which Windows drops"
-    if _DEVICE.match(folded(part)):
-        return "is a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9), whatever follows its first dot"
-    if _SHORT_NAME.match(part):
-        return "has the form of a Windows short name, which may open another file (GODOT~1 is .godot)"
+    for pattern, why, fold in _NAME_RULES:
+        if pattern.search(folded(part) if fold else part):
+            return why
     return ""

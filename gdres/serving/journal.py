@@ -54,8 +54,6 @@ RECOVERY_WAIT = 60.0
 ENGINES_GONE_WITHIN = 5.0
 """Seconds a recovery waits for a dead batch's engines to end by themselves before it ends them."""
 _POLL = 0.02
-_SETTINGS_FILES = ("project.godot", ".godot/uid_cache.bin")
-"""The engine's files a move may rewrite (gdscript/files/saving.gd _SETTINGS_FILES)."""
 
 
 def folder_of(root: Path) -> Path:
@@ -244,7 +242,8 @@ def _inside(root: Path, path: Any) -> Path | None:
     except ValueError:
         return None
     # A move rewrites the settings and the uid cache that name the files it moves (saving.gd).
-    if not relative.parts or (paths.is_engine_file(relative.as_posix()) and relative.as_posix() not in _SETTINGS_FILES):
+    inside = relative.as_posix()
+    if not relative.parts or (paths.is_engine_file(inside) and inside not in paths.SETTINGS_FILES):
         return None
     return candidate
 

@@ -27,9 +27,6 @@ const _EXTERNAL: int = 0
 const _MAY_HOLD_RESOURCES: Array[int] = [TYPE_OBJECT, TYPE_ARRAY, TYPE_DICTIONARY, TYPE_NIL]
 const Gate = preload("../safety/gate.gd")
 const Paths = preload("../safety/paths.gd")
-## The engine's files a move may rewrite (stage_bytes() `settings`); gdres/serving/journal.py
-## puts them back too.
-const _SETTINGS_FILES: Array[String] = ["res://project.godot", "res://.godot/uid_cache.bin"]
 const Ids = preload("../formats/ids.gd")
 
 static var _uid_attr: RegEx = RegEx.create_from_string(' uid="uid://[^"]*"')
@@ -356,7 +353,7 @@ static func _begin(path: String, job: Job, where: String, settings: bool = false
 		)
 		return {}
 	var inside: String = Paths.to_res(real)
-	if Paths.is_engine_file(inside) and not (settings and inside in _SETTINGS_FILES):
+	if Paths.is_engine_file(inside) and not (settings and inside in Paths.settings_files):
 		job.fail(
 			Job.INVALID_PATH,
 			"%s: %s now resolves to the engine's own files (%s); nothing was written" % [where, path, inside],

@@ -17,36 +17,34 @@ extends RefCounted
 const Job = preload("../job.gd")
 
 const _MAX_LINKS: int = 40
-## The longest path, and the longest name in it (in UTF-8 bytes), that the system allows.
-const _PATH_MAX: int = 4096
-const _NAME_MAX: int = 255
+## How a path must be written: one table for both sides of the pipe (gdres/requests/paths.py checks
+## request members by it); its "about" says how it is read.
+const _RULES: JSON = preload("path_rules.json")
 
 ## The project's real path, without a trailing slash (set once by main.gd).
 static var root: String = ""
 static var _dir: DirAccess = null
-## Characters no path can hold: resource files quote paths without escaping them (the engine's own
-## saver writes `path="..."` as is), so a quote or a line break would end the string early.
-static var _unwritable: RegEx = RegEx.create_from_string('["\\x00-\\x1f\\x7f]')
-## Characters Windows allows in no name (the quote, the backslash and the control characters are
-## refused before); a colon also opens an NTFS stream (`mat.tres:hidden`).
-static var _not_on_windows: RegEx = RegEx.create_from_string("[<>:|?*]")
-## Invisible characters that HFS+ leaves out when it compares names (so they could hide `.godot`).
-static var _ignored_on_macos: RegEx = RegEx.create_from_string(
-	"[\\x{200c}-\\x{200f}\\x{202a}-\\x{202e}\\x{206a}-\\x{206f}\\x{feff}]"
+## The table's rules, as [RegEx, why, folded].
+static var _path_rules: Array = _compiled(_RULES.data["path"])
+static var _name_rules: Array = _compiled(_RULES.data["name"])
+static var _maybe_wrong_name: RegEx = RegEx.create_from_string(_RULES.data["maybe_wrong_name"])
+## The longest path, and the longest name in it (in UTF-8 bytes), that the system allows.
+static var _path_max: int = int(_RULES.data["longest_path"])
+static var _name_max: int = int(_RULES.data["longest_name"])
+static var _engine_folders: PackedStringArray = _RULES.data["engine_folders"]
+static var _engine_files: PackedStringArray = _RULES.data["engine_files"]
+static var _git_folder: String = _RULES.data["git_folder"]
+## The engine's files that resource_move may rewrite, as res:// paths.
+static var settings_files: PackedStringArray = Array(_RULES.data["settings_files"]).map(
+	func(file: String) -> String: return "res://" + file
 )
-## Windows device names, with or without an extension, matched on a folded name.
-static var _device: RegEx = RegEx.create_from_string(
-	"^(con|prn|aux|nul|conin\\$|conout\\$|(com|lpt)[0-9\\x{b9}\\x{b2}\\x{b3}]) *(\\.|$)"
-)
-## The 8.3 short form Windows gives long names (`GODOT~1` may open `.godot`).
-static var _short_name: RegEx = RegEx.create_from_string("^(?=[^.]{2,8}(\\.[^.]{0,3})?$)[^.~]*~[0-9]+(\\.|$)")
-## Found in every path that has a name _name_wrong() refuses (and in many others): where it is not,
-## the names need no look one by one, which most paths are spared.
-static var _maybe_wrong_name: RegEx = RegEx.create_from_string("[. ](/|$)|~|(?i:con|prn|aux|nul|com|lpt)")
-## Text that Python's str.strip() leaves empty (the characters below 32 are refused before).
-static var _blank: RegEx = RegEx.create_from_string(
-	"\\A[ \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]*\\z"
-)
+
+
+static func _compiled(rules: Array) -> Array:
+	return rules.map(
+		func(rule: Dictionary) -> Array:
+			return [RegEx.create_from_string(rule["pattern"]), rule["why"], rule.get("folded", false)]
+	)
 
 
 ## Set the project root (an absolute real path).
@@ -114,12 +112,12 @@ static func _spelled(relative: String) -> String:
 ## (on a file system that ignores case, `.GIT` is `.git`). gdres/requests/paths.py is_engine_file() alike.
 static func is_engine_file(path: String) -> bool:
 	var parts: PackedStringArray = path.trim_prefix("res://").split("/")
-	if folded(parts[0]) in [".godot", ".import"]:
+	if folded(parts[0]) in _engine_folders:
 		return true
 	for part: String in parts:
-		if part.length() == 4 and folded(part) == ".git":
+		if part.length() == _git_folder.length() and folded(part) == _git_folder:
 			return true
-	return parts.size() == 1 and folded(parts[0]) == "project.godot"
+	return folded("/".join(parts)) in _engine_files
 
 
 ## `text` with the letters A to Z in lower case: the case folding every file system that ignores case
@@ -137,36 +135,17 @@ static func folded(text: String) -> String:
 ## Why `inner` (a path as written, less any res://) names no file in the project whatever is on
 ## disk, as [code, reason]; [] when nothing in how it is written stops it.
 static func _written_wrong(inner: String) -> Array:
+	# Quirk: some of the engine's String calls stop at a NUL; its check comes before any of them.
 	if inner.to_utf8_buffer().has(0):
 		return [Job.INVALID_PATH, "contains a NUL byte"]
-	var bad: RegExMatch = _unwritable.search(inner)
-	if bad != null:
-		return [
-			Job.INVALID_PATH, "holds %s, which no path in a resource file can hold" % JSON.stringify(bad.get_string())
-		]
-	if _blank.search(inner) != null:
-		return [Job.INVALID_PATH, "is empty"]
-	# Godot reads a backslash as a slash, and what comes before ":/" as a drive (String's
-	# is_absolute_path, get_base_dir, simplify_path): such a path is not the file it seems to name.
-	if (
-		inner.contains("://")
-		or inner.begins_with("/")
-		or inner.contains("\\")
-		or inner.contains(":/")
-		or (inner.length() > 1 and inner[1] == ":")
-	):
-		return [Job.INVALID_PATH, "must be relative to the project (or start with res://), with / between folders"]
-	var bad_name: RegExMatch = _not_on_windows.search(inner)
-	if bad_name != null:
-		return [Job.INVALID_PATH, "holds %s, which Windows allows in no name" % JSON.stringify(bad_name.get_string())]
-	bad_name = _ignored_on_macos.search(inner)
-	if bad_name != null:
-		return [
-			Job.INVALID_PATH,
-			"holds U+%04X, an invisible character that macOS leaves out of names" % bad_name.get_string().unicode_at(0)
-		]
+	for rule: Array in _path_rules:
+		var bad: RegExMatch = rule[0].search(inner)
+		if bad != null:
+			var found: String = bad.get_string()
+			var code_point: String = "U+%04X" % found.unicode_at(0) if not found.is_empty() else ""
+			return [Job.INVALID_PATH, rule[1].format({"found": JSON.stringify(found), "code_point": code_point})]
 	var parts: PackedStringArray = inner.split("/")
-	if inner.length() > _PATH_MAX or Array(parts).any(_too_long):
+	if inner.length() > _path_max or Array(parts).any(_too_long):
 		return [Job.INVALID_PATH, "is longer than the system allows"]
 	if _maybe_wrong_name.search(inner) == null:
 		return []
@@ -181,17 +160,14 @@ static func _written_wrong(inner: String) -> Array:
 static func _name_wrong(part: String) -> String:
 	if part in ["", ".", ".."]:
 		return ""
-	if part.ends_with(".") or part.ends_with(" "):
-		return "ends in a dot or a space, which Windows drops"
-	if _device.search(folded(part)) != null:
-		return "is a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9), whatever follows its first dot"
-	if _short_name.search(part) != null:
-		return "has the form of a Windows short name, which may open another file (GODOT~1 is .godot)"
+	for rule: Array in _name_rules:
+		if rule[0].search(folded(part) if rule[2] else part) != null:
+			return rule[1]
 	return ""
 
 
 static func _too_long(name: String) -> bool:
-	return name.to_utf8_buffer().size() > _NAME_MAX
+	return name.to_utf8_buffer().size() > _name_max
 
 
 ## `relative` with "." and "" parts dropped and each ".." taking away the part before it, when
