@@ -1,6 +1,6 @@
 """gdres: create and inspect Godot 4 resources through the real headless engine.
 
-`Bridge` serves requests (plain dicts, or its typed methods); a failed typed call raises the
+`Bridge` serves requests (plain dicts, or its operation methods); a failed method call raises the
 `BridgeError` subclass of its error code, each exported here. `warm_run()` serves one request through
 an engine kept warm for its project across processes (gdres/front/warm.py). Messages about the engine's life
 (imports, restarts) go to the `logging` logger "gdres".

@@ -1,15 +1,19 @@
 """The Python API: `Bridge`, a facade over the serving pool (gdres/serving/pool.py).
 
-`run()` serves one request, `batch()` a stream of them, and the typed methods (`material_create()`,
-...) one each with keyword arguments. Requests go down one path: api → pool → request → worker.
+`run()` serves one request, `batch()` a stream of them, `call()` one given as its model, and each
+operation is a method made from its model (`material_create()`, ...: operation_method()). Requests
+go down one path: api → pool → request → worker.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import types
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from gdres.engine import DEFAULT_TIMEOUT
 from gdres.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
@@ -24,10 +28,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gdres.requests.models import Answers
-    from gdres.requests.replies import Answer, DuplicateReply, ReadReply, SavedReply, ShapeReply, UpdateReply
+    from gdres.requests.replies import Answer
     from gdres.serving.starter import ImportShown
 
-StrPath = Union[str, "os.PathLike[str]"]
+StrPath = str | os.PathLike[str]
 """A path member of a typed method: a string or a pathlib.Path."""
 Typed = TypeVar("Typed", bound="Answer")
 
@@ -124,8 +128,8 @@ class Bridge:
         Every operation has a model in gdres.requests.models, whose members are the
         request's (`op` is set for you), checked as they are given:
         `bridge.call(ResourceRead(project_path="game", resource_path="a.tres"))` returns a
-        `ReadReply`. The methods below do the same for the first seven operations, with their
-        members as keywords.
+        `ReadReply`. Each operation is also a method of its own, taking the same members
+        (`bridge.resource_read("game", "a.tres")`: operation_method()).
 
         Raises:
             The `BridgeError` subclass of an error reply's code.
@@ -136,262 +140,17 @@ class Bridge:
             raise TypeError(f"call() takes a model of gdres.requests.models, not {type(request).__name__}")
         return cast(Typed, self._typed(**request.model_dump(exclude_none=True)))
 
-    # Each takes the members of its request model (gdres/requests/models.py) as keywords, less `op`, `id` and
-    # the variant spellings; tests/test_api.py holds the signatures against the models.
+    def __getattr__(self, op: str) -> Callable[..., Any]:
+        """Each operation as a method taking its request's members (operation_method()):
+        `bridge.resource_read("game", "a.tres", depth=0)`."""
+        if op.startswith("_"):
+            raise AttributeError(op)
+        return types.MethodType(operation_method(op), self)
 
-    def resource_read(
-        self,
-        project_path: StrPath,
-        resource_path: StrPath,
-        *,
-        depth: int = 1,
-        properties: list[str] | None = None,
-        include_defaults: bool = False,
-        allow_scripts: bool = False,
-    ) -> ReadReply:
-        """Read the stored properties of a saved resource (.tres, .res, or a .tscn scene's root).
+    def __dir__(self) -> Iterable[str]:
+        from gdres.requests.models import OPERATIONS
 
-        Args:
-            project_path: The project folder (holding project.godot), absolute or relative to the
-                current folder.
-            resource_path: The file, relative to the project or as res://.
-            depth: Levels of nested resources shown as objects ({"type", "properties"}); deeper
-                ones, and all at 0, as paths. Imported assets are always {"type", "path"}.
-            properties: Return exactly these properties, those at their class default included.
-            include_defaults: Return every stored property, also those at their class default.
-            allow_scripts: Load the resource even if it carries a script (which runs its code).
-
-        Returns:
-            The reply: `type`, `script` (or None) and `properties`, name -> value (colours and
-            vectors as lists of numbers).
-
-        Raises:
-            NotFound, UnsafeResource, LoadFailed, ... : the `BridgeError` of the error reply.
-        """
-        reply = self._typed("resource_read", project_path=project_path, resource_path=resource_path,
-                            depth=depth, properties=properties, include_defaults=include_defaults,
-                            allow_scripts=allow_scripts)
-        return cast("ReadReply", reply)
-
-    def material_create(
-        self,
-        project_path: StrPath,
-        material_type: str,
-        resource_path: StrPath,
-        *,
-        properties: dict[str, Any] | None = None,
-        shader_path: StrPath | None = None,
-        allow_scripts: bool = False,
-        dry_run: bool = False,
-        if_match: str | None = None,
-    ) -> SavedReply:
-        """Create a material and save it as a .tres file (replacing one that is there).
-
-        Args:
-            project_path: The project folder, absolute or relative to the current folder.
-            material_type: A Material class (StandardMaterial3D, ORMMaterial3D, ShaderMaterial,
-                CanvasItemMaterial, ParticleProcessMaterial, ...) or PhysicsMaterial.
-            resource_path: Where to save, a .tres file relative to the project (or res://).
-            properties: Set after creation, name -> value as the engine names them: colours as
-                "#rrggbb", a colour name or [r, g, b(, a)] in 0-1, vectors as lists, resources as a
-                path or {"type", "properties"}.
-            shader_path: ShaderMaterial only: the .gdshader assigned before the properties.
-            allow_scripts: Allow loading resources that carry a script.
-            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
-            if_match: The etag a reply gave of the file this rewrites: if the file has changed
-                since, Conflict is raised and nothing is written.
-
-        Returns:
-            The reply: `resource_path`, `type` and `uid` of the file written.
-
-        Raises:
-            UnknownProperty, InvalidType, InvalidValue, SaveFailed, ... : the `BridgeError` of the
-            error reply; nothing is written then.
-        """
-        reply = self._typed("material_create", project_path=project_path, material_type=material_type,
-                            resource_path=resource_path, properties=properties, shader_path=shader_path,
-                            allow_scripts=allow_scripts, dry_run=dry_run, if_match=if_match)
-        return cast("SavedReply", reply)
-
-    def shape_create(
-        self,
-        project_path: StrPath,
-        shape_type: str,
-        *,
-        shape_params: dict[str, Any] | None = None,
-        save_path: StrPath | None = None,
-        scene_path: StrPath | None = None,
-        node_path: str | None = None,
-        allow_scripts: bool = False,
-        dry_run: bool = False,
-        if_match: str | None = None,
-    ) -> ShapeReply:
-        """Create a collision shape; save it (`save_path`) and/or assign it to a scene's node.
-
-        Args:
-            project_path: The project folder, absolute or relative to the current folder.
-            shape_type: A Godot 4 shape class (BoxShape3D, CircleShape2D, ...; docs/usage.md lists them).
-            shape_params: The shape's properties (size, radius, height, points, ...).
-            save_path: Save the shape as this .tres file.
-            scene_path: A scene (.tscn) whose node gets the shape; `node_path` names the node.
-            node_path: The CollisionShape2D/3D node of that scene (required with `scene_path`).
-            allow_scripts: Allow loading a scene or resources that carry a script.
-            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
-            if_match: The etag a reply gave of the file this rewrites: if the file has changed
-                since, Conflict is raised and nothing is written.
-
-        Returns:
-            The reply: `shape_type` and `type`, the `save_path` (and its `uid`), `scene_path` and `node_path` given.
-
-        Raises:
-            NodeNotFound, IncompatibleNode, InvalidValue, ... : the `BridgeError` of the error reply.
-        """
-        reply = self._typed("shape_create", project_path=project_path, shape_type=shape_type,
-                            shape_params=shape_params, save_path=save_path, scene_path=scene_path,
-                            node_path=node_path, allow_scripts=allow_scripts, dry_run=dry_run, if_match=if_match)
-        return cast("ShapeReply", reply)
-
-    def style_box_create(
-        self,
-        project_path: StrPath,
-        style_type: str,
-        resource_path: StrPath,
-        *,
-        properties: dict[str, Any] | None = None,
-        allow_scripts: bool = False,
-        dry_run: bool = False,
-        if_match: str | None = None,
-    ) -> SavedReply:
-        """Create a UI style box and save it as a .tres file.
-
-        Args:
-            project_path: The project folder, absolute or relative to the current folder.
-            style_type: StyleBoxFlat, StyleBoxTexture, StyleBoxLine or StyleBoxEmpty.
-            resource_path: Where to save, a .tres file relative to the project (or res://).
-            properties: Set after creation, name -> value (as for `material_create`).
-            allow_scripts: Allow loading resources that carry a script.
-            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
-            if_match: The etag a reply gave of the file this rewrites: if the file has changed
-                since, Conflict is raised and nothing is written.
-
-        Returns:
-            The reply: `resource_path`, `type` and `uid` of the file written.
-
-        Raises:
-            UnknownProperty, InvalidType, InvalidValue, ... : the `BridgeError` of the error reply.
-        """
-        reply = self._typed("style_box_create", project_path=project_path, style_type=style_type,
-                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts,
-                            dry_run=dry_run, if_match=if_match)
-        return cast("SavedReply", reply)
-
-    def resource_duplicate(
-        self,
-        project_path: StrPath,
-        source_path: StrPath,
-        dest_path: StrPath,
-        *,
-        property_overrides: dict[str, Any] | None = None,
-        deep_copy: bool = False,
-        allow_scripts: bool = False,
-        dry_run: bool = False,
-        if_match: str | None = None,
-    ) -> DuplicateReply:
-        """Copy a saved resource to a new .tres file, with optional property overrides.
-
-        Args:
-            project_path: The project folder, absolute or relative to the current folder.
-            source_path: The resource to copy, relative to the project (or res://).
-            dest_path: Where the copy is saved, a .tres file.
-            property_overrides: Properties set on the copy; all others keep the source's values.
-            deep_copy: Copy nested resources into the file instead of sharing them.
-            allow_scripts: Allow loading resources that carry a script.
-            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
-            if_match: The etag a reply gave of the file this rewrites: if the file has changed
-                since, Conflict is raised and nothing is written.
-
-        Returns:
-            The reply: `source_path`, `dest_path`, the copy's `type` and `uid`.
-
-        Raises:
-            NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply.
-        """
-        reply = self._typed("resource_duplicate", project_path=project_path, source_path=source_path,
-                            dest_path=dest_path, property_overrides=property_overrides, deep_copy=deep_copy,
-                            allow_scripts=allow_scripts, dry_run=dry_run, if_match=if_match)
-        return cast("DuplicateReply", reply)
-
-    def resource_update(
-        self,
-        project_path: StrPath,
-        resource_path: StrPath,
-        *,
-        properties: dict[str, Any] | None = None,
-        reset: list[str] | None = None,
-        allow_scripts: bool = False,
-        dry_run: bool = False,
-        if_match: str | None = None,
-    ) -> UpdateReply:
-        """Change properties of a saved resource in place; its uid, ids and other lines stay as they are.
-
-        Args:
-            project_path: The project folder, absolute or relative to the current folder.
-            resource_path: The .tres or .res file to change.
-            properties: New values, name -> value (a ShaderMaterial's uniforms as
-                shader_parameter/<name>).
-            reset: Properties put back to their class default (their lines leave the file).
-            allow_scripts: Allow loading resources that carry a script.
-            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
-            if_match: The etag a reply gave of the file this rewrites: if the file has changed
-                since, Conflict is raised and nothing is written.
-
-        Returns:
-            The reply: the resource's `type`, `uid` and `changed`, every stored property that changed
-            (those set first, then any the engine changed with them).
-
-        Raises:
-            NotFound, UnknownProperty, InvalidValue, ... : the `BridgeError` of the error reply;
-            the file is as it was then.
-        """
-        reply = self._typed("resource_update", project_path=project_path, resource_path=resource_path,
-                            properties=properties, reset=reset, allow_scripts=allow_scripts, dry_run=dry_run,
-                            if_match=if_match)
-        return cast("UpdateReply", reply)
-
-    def resource_create(
-        self,
-        project_path: StrPath,
-        resource_type: str,
-        resource_path: StrPath,
-        *,
-        properties: dict[str, Any] | None = None,
-        allow_scripts: bool = False,
-        dry_run: bool = False,
-        if_match: str | None = None,
-    ) -> SavedReply:
-        """Create a resource of any class that holds no code and save it as a .tres file.
-
-        Args:
-            project_path: The project folder, absolute or relative to the current folder.
-            resource_type: The engine class (Gradient, Curve, Environment, NoiseTexture2D, Theme, ...).
-            resource_path: Where to save, a .tres file relative to the project (or res://).
-            properties: Set after creation, name -> value (as for `material_create`).
-            allow_scripts: Allow loading resources that carry a script.
-            dry_run: Change nothing: the reply's `changes` say what would be written, with diffs.
-            if_match: The etag a reply gave of the file this rewrites: if the file has changed
-                since, Conflict is raised and nothing is written.
-
-        Returns:
-            The reply: `resource_path`, `type` and `uid` of the file written.
-
-        Raises:
-            InvalidType (an unknown class, with a suggestion), UnknownProperty, ... : the
-            `BridgeError` of the error reply.
-        """
-        reply = self._typed("resource_create", project_path=project_path, resource_type=resource_type,
-                            resource_path=resource_path, properties=properties, allow_scripts=allow_scripts,
-                            dry_run=dry_run, if_match=if_match)
-        return cast("SavedReply", reply)
+        return sorted({*super().__dir__(), *OPERATIONS})
 
     def _typed(self, op: str, **fields: Any) -> Reply:
         request = {"op": op, **{key: os.fspath(value) if isinstance(value, os.PathLike) else value
@@ -400,3 +159,51 @@ class Bridge:
         if reply["result"] != "ok":
             raise from_wire(reply["error"])
         return reply
+
+
+@functools.cache
+def operation_method(op: str) -> Callable[..., Answer]:
+    """The method of `Bridge` that serves operation `op`, made from its request model
+    (gdres/requests/models.py): `project_path` and the members the model requires, in its order,
+    by position or keyword; every other member by keyword, with the model's default (a variant
+    spelling of a member is left out). A path may be a `pathlib.Path`. It returns the success reply,
+    typed as the model names it, and raises the `BridgeError` of an error reply. Its docstring says
+    each member as the model describes it."""
+    from gdres.requests.models import REQUEST_MODELS, reply_type
+
+    model = REQUEST_MODELS.get(op)
+    if model is None:
+        raise AttributeError(f"Bridge has no attribute {op!r}: operations are {', '.join(REQUEST_MODELS)}")
+    variants = set(model.own_names())
+    members = {name: field for name, field in model.model_fields.items() if name not in {"op", "id", *variants}}
+    paths = {"project_path", *model.files}
+
+    def required(name: str) -> bool:
+        # The main file is optional in the model only because it has a variant spelling.
+        return members[name].is_required() or (name in model.spellings and name in model.files)
+
+    def annotation(name: str) -> Any:
+        return StrPath if name in paths else members[name].annotation
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation(name))
+                   for name in members if required(name)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=members[name].default,
+                                     annotation=annotation(name) | None if members[name].default is None
+                                     else annotation(name))
+                   for name in members if not required(name)]
+    reply = reply_type(model)
+    signature = inspect.Signature(parameters, return_annotation=reply)
+
+    def method(self: Bridge, *args: Any, **kwargs: Any) -> Answer:
+        given = signature.bind(self, *args, **kwargs).arguments
+        given.pop("self")
+        return cast("Answer", self._typed(op, **given))
+
+    described = "".join(f"    {name}: {members[name].description}\n" for name in signature.parameters if name != "self")
+    method.__name__ = method.__qualname__ = op
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    method.__doc__ = (f"{model.__doc__}\n\nArgs:\n{described}\nReturns:\n    {reply.__name__}: {reply.__doc__}\n\n"
+                      "Raises:\n    The BridgeError subclass of an error reply's code (NotFound, InvalidValue, ...);\n"
+                      "    a write writes nothing then.\n")
+    return method

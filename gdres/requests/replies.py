@@ -1,7 +1,7 @@
-"""Reply types: what each operation answers, as the typed methods return it and MCP declares it.
+"""Reply types: what each operation answers, as the operation methods return it and MCP declares it.
 
 A reply echoes the request's `op`, its `id` when it had one, and the members naming its files as
-the request spelled them (the typed methods and MCP tools spell them as written here). An error
+the request spelled them (the operation methods and MCP tools spell them as written here). An error
 reply is `ErrorReply` for every operation. The attribute docstrings are the members' descriptions
 in the JSON Schema (MCP's output schemas), so people reading this file and agents read one text.
 """
