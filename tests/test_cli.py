@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
-from gdres.front.cli import _input, _lines_of
+from gdres.front.inputs import batch_input, lines_of
 
 
 def replies(stdout: str) -> list[dict[str, Any]]:
@@ -245,7 +245,7 @@ def test_a_non_blocking_input_is_read_to_its_end() -> None:
     later = threading.Timer(0.3, rest)
     later.start()
     with io.FileIO(read, "rb") as raw:
-        assert list(_lines_of(raw)) == [b"one\n", b"two\n"]
+        assert list(lines_of(raw)) == [b"one\n", b"two\n"]
     later.join()
 
 
@@ -258,14 +258,14 @@ def test_what_standard_input_s_buffer_holds_already_is_read_first(monkeypatch: p
     stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(read, "rb"), buffer_size=8))
     monkeypatch.setattr(sys, "stdin", stdin)
     assert stdin.buffer.readline() == b"one\n"
-    _, lines = _input("-")
+    _, lines = batch_input("-")
     assert list(lines) == [b"two\n", b"three\n", b"four"]
     stdin.close()
 
 
 @given(data=st.binary(max_size=300), size=st.integers(1, 40))
 def test_an_unbuffered_input_is_split_into_lines_as_a_file_is(data: bytes, size: int) -> None:
-    # Standard input and named pipes are read through their raw file object (cli._input()).
+    # Standard input and named pipes are read through their raw file object (inputs.batch_input()).
     class Raw:
         def __init__(self) -> None:
             self.left = data
@@ -274,7 +274,7 @@ def test_an_unbuffered_input_is_split_into_lines_as_a_file_is(data: bytes, size:
             taken, self.left = self.left[:min(most, size)], self.left[min(most, size):]
             return taken
 
-    assert list(_lines_of(Raw())) == list(io.BytesIO(data))
+    assert list(lines_of(Raw())) == list(io.BytesIO(data))
 
 
 @pytest.mark.parametrize("command", [["run"], ["batch", "--jobs", "1", "--no-progress"]])
