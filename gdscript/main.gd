@@ -11,11 +11,9 @@ extends MainLoop
 ## for a SceneTree. The bridge also starts the engine with its own settings pack (see
 ## tools/make_pack.gd), so `res://` resolves against the working folder, which is the project.
 
-const Codec = preload("values/codec.gd")
 const Job = preload("job.gd")
 const Gate = preload("safety/gate.gd")
 const Paths = preload("safety/paths.gd")
-const ResourceValues = preload("values/resource_values.gd")
 ## Each operation is the script ops/<op>.gd, compiled on its first request: the engine compiles
 ## GDScript slowly (~0.3 s for all of the bridge's on a 2-core VM, 75 us a line), and a
 ## `gdres run` needs one operation, not all. The bridge sends only the ops its models declare.
@@ -40,7 +38,6 @@ func _initialize() -> void:
 	Paths.set_root(args[1] if args.size() > 1 else OS.get_environment("PWD"))
 	_trusted = args.size() > 2 and args[2] == "trusted"
 	Gate.install(Gate.new(), ProjectSettings.globalize_path(get_script().resource_path.get_base_dir()))
-	Codec.use_resource_values(ResourceValues.from_value, ResourceValues.to_value)
 	# Each request's script errors are counted (Job.hit_script_error()); Godot 4.4 has no Logger.
 	if ClassDB.class_exists("Logger"):
 		var counter: String = get_script().resource_path.get_base_dir().path_join("safety/script_errors.gd")

@@ -20,14 +20,11 @@ func _initialize() -> void:
 	var count: int = int(args[2]) if args.size() > 2 else 500
 	var paths: GDScript = load(bridge.path_join("safety/paths.gd"))
 	var codec: GDScript = load(bridge.path_join("values/codec.gd"))
-	var values: GDScript = load(bridge.path_join("values/resource_values.gd"))
 	var job_script: GDScript = load(bridge.path_join("job.gd"))
-	var props: GDScript = load(bridge.path_join("values/props.gd"))
 	var saving: GDScript = load(bridge.path_join("files/saving.gd"))
 	var material_op: GDScript = load(bridge.path_join("ops/material_create.gd"))
 	var main: Object = load(bridge.path_join("main.gd")).new()
 	paths.set_root(root)
-	codec.use_resource_values(values.from_value, values.to_value)
 	DirAccess.make_dir_recursive_absolute(root.path_join("steps"))
 	var message: String = JSON.stringify(
 		{"op": "material_create", "material_type": "StandardMaterial3D", "properties": PROPERTIES}
@@ -46,7 +43,7 @@ func _initialize() -> void:
 		material_op.is_material_class("StandardMaterial3D")
 		var material: Resource = ClassDB.instantiate("StandardMaterial3D")
 		_tick("step: class check + instantiate")
-		var values_set: Dictionary = props.apply(material, PROPERTIES, job, "properties")
+		var values_set: Dictionary = codec.apply(material, PROPERTIES, job, "properties")
 		_tick("step: convert + set + after-set check")
 		var write: Dictionary = saving._begin("res://steps/m%d.tres" % i, job, "resource_path")
 		_tick("step: confine + target checks (_begin)")

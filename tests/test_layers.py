@@ -121,3 +121,13 @@ def test_every_preload_points_down_or_inside_its_folder() -> None:
                 wrong.append(f"{script.relative_to(scripts)} preloads {target}")
     assert {place(script) for script in scripts.rglob("*.gd")} == set(GD_FLOORS)
     assert wrong == []
+
+
+def test_no_script_is_handed_another_at_run_time() -> None:
+    """A script reaches another by preload only, which the test above sees: none keeps a function
+    of another in a static Callable set at run time, a tie no preload shows (values/codec.gd once
+    reached its resources' half so)."""
+    handed = [f"{script.relative_to(PACKAGE.parent)}: {line.strip()}"
+              for script in (PACKAGE.parent / "gdscript").rglob("*.gd")
+              for line in script.read_text().splitlines() if re.match(r"static var \w+: Callable\b", line)]
+    assert handed == []

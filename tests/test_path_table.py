@@ -319,7 +319,7 @@ def test_as_a_property_value_before_the_engine(walled: Path, row: Row, use: str)
 def test_the_engine_confines_every_row_as_the_table_says(walled: Path, godot_bin: str, tmp_path: Path) -> None:
     ahead = [row for row in ROWS if prepared(walled, VALUE_USES["material_create.properties"](row.path))[0] == OK]
     # A value names a file, and maybe a sub-resource in it after "::", which is not part of the path
-    # (gdscript/values/resource_values.gd confines what comes before it).
+    # (gdscript/values/codec.gd from_value() confines what comes before it).
     answers = engine_confine(godot_bin, walled, [row.path.split("::")[0] for row in ahead], tmp_path)
     wrong = [(row.path[:60], row.why, answer["code"]) for row, answer in zip(ahead, answers, strict=True)
              if answer["code"] != before_the_engine(row.value_code or row.code)]

@@ -1,6 +1,7 @@
 extends RefCounted
 ## material_create: instantiate a Material subclass (or PhysicsMaterial), set properties, save.
 
+const Codec = preload("../values/codec.gd")
 const Job = preload("../job.gd")
 const Props = preload("../values/props.gd")
 const Resources = preload("../values/resources.gd")
@@ -32,7 +33,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			)
 			return {}
 		material.set("shader", shader)
-	var values: Dictionary = Props.apply(material, request.get("properties", {}), job, "properties")
+	var values: Dictionary = Codec.apply(material, request.get("properties", {}), job, "properties")
 	var uid: String = ""
 	if not job.failed():
 		uid = Saving.save(material, request["resource_path"], job, job.named("resource_path"), values, "properties")

@@ -7,6 +7,7 @@ extends RefCounted
 ## class default, or its instanced scene's value) is stored as no line, as the editor stores it.
 ## The other scene operations (node_add, shape_create) edit nodes through the functions here.
 
+const Codec = preload("../values/codec.gd")
 const Job = preload("../job.gd")
 const Props = preload("../values/props.gd")
 const Saving = preload("../files/saving.gd")
@@ -187,7 +188,7 @@ static func _set_on(
 			return []
 		else:
 			node.set(name, base.get(name, Props.default_of(node, name)))
-	Props.apply(node, to_set, job, member)
+	Codec.apply(node, to_set, job, member)
 	if job.failed():
 		return []
 	var after: Dictionary = SceneNodes.stored_values(node)

@@ -12,8 +12,8 @@ extends RefCounted
 ## source it was made from (the profiles' setter hands them over one by one), so a duplicate would
 ## lose data and the loaded source with it. A second load holds exactly what the file holds.
 
+const Codec = preload("../values/codec.gd")
 const Job = preload("../job.gd")
-const Props = preload("../values/props.gd")
 const Resources = preload("../values/resources.gd")
 const Saving = preload("../files/saving.gd")
 
@@ -24,7 +24,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		return {}
 	if request.get("deep_copy", false):
 		_embed_nested(copy, {})
-	var values: Dictionary = Props.apply(copy, request.get("property_overrides", {}), job, "property_overrides")
+	var values: Dictionary = Codec.apply(copy, request.get("property_overrides", {}), job, "property_overrides")
 	var uid: String = ""
 	if not job.failed():
 		uid = Saving.save(copy, request["dest_path"], job, "dest_path", values, "property_overrides")

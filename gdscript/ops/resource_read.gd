@@ -1,8 +1,8 @@
 extends RefCounted
 ## resource_read: load a saved resource fresh from disk and serialise its properties.
 
+const Codec = preload("../values/codec.gd")
 const Job = preload("../job.gd")
-const Props = preload("../values/props.gd")
 const Resources = preload("../values/resources.gd")
 const Paths = preload("../safety/paths.gd")
 const Ids = preload("../formats/ids.gd")
@@ -16,9 +16,9 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 	var depth: int = request.get("depth", 1)
 	var properties: Dictionary = {}
 	if request.has("properties"):
-		properties = Props.pick(resource, request["properties"], depth, job)
+		properties = Codec.pick(resource, request["properties"], depth, job)
 	else:
-		properties = Props.stored(resource, depth, {resource: true}, request.get("include_defaults", false))
+		properties = Codec.stored(resource, depth, {resource: true}, request.get("include_defaults", false))
 	var script: Script = resource.get_script()
 	var uid: String = Ids.uid_of(Paths.real(request["resource_path"]))
 	return {

@@ -3,8 +3,8 @@ extends RefCounted
 ## With both, the scene references the saved file, and the two files are written as one
 ## (Saving.commit): both or neither.
 
+const Codec = preload("../values/codec.gd")
 const Job = preload("../job.gd")
-const Creating = preload("../values/creating.gd")
 const Props = preload("../values/props.gd")
 const Saving = preload("../files/saving.gd")
 const NodeSetProperties = preload("node_set_properties.gd")
@@ -22,7 +22,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		)
 		return {}
 	var params: String = job.named("shape_params")
-	var made: Array = Creating.make(type, request.get("shape_params", {}), job, "shape_type", params)
+	var made: Array = Codec.make(type, request.get("shape_params", {}), job, "shape_type", params)
 	var shape: Resource = made[0]
 	var values: Dictionary = made[1]
 	var saved: String = request.get("save_path", "")

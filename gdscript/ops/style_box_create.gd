@@ -1,8 +1,8 @@
 extends RefCounted
 ## style_box_create: instantiate one of the four style box classes, set properties, save.
 
+const Codec = preload("../values/codec.gd")
 const Job = preload("../job.gd")
-const Creating = preload("../values/creating.gd")
 const Saving = preload("../files/saving.gd")
 
 ## The Python model already refuses any other style_type; the engine side checks again because
@@ -19,7 +19,7 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 			"style_type"
 		)
 		return {}
-	var made: Array = Creating.make(type, request.get("properties", {}), job, "style_type", "properties")
+	var made: Array = Codec.make(type, request.get("properties", {}), job, "style_type", "properties")
 	var uid: String = ""
 	if not job.failed():
 		uid = Saving.save(made[0], request["resource_path"], job, job.named("resource_path"), made[1], "properties")

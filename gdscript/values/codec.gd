@@ -3,8 +3,15 @@ extends RefCounted
 ##
 ## decode() turns a JSON value into the Variant a property of the given type takes, or fails the
 ## job with invalid_value; encode() turns a Variant into JSON that decode() accepts back unchanged.
+## A value may be a resource, whose properties are values in turn: apply() sets them on an object
+## (checked by props.gd), stored() reads them back. The recursion lives in this one file, so every
+## tie it has is a preload (props.gd and creating.gd know nothing of JSON).
 
 const Job = preload("../job.gd")
+const Creating = preload("creating.gd")
+const Paths = preload("../safety/paths.gd")
+const Props = preload("props.gd")
+const Resources = preload("resources.gd")
 
 const _VECTOR_KEYS: Array[String] = ["x", "y", "z", "w"]
 const _WIDTHS: Dictionary = {
@@ -36,21 +43,6 @@ const _PACKED_ELEMENT: Dictionary = {
 const _BYTE_LIKE: float = 16.0
 
 static var _enums: Dictionary = {}
-## How values of Resource properties convert: resource_values.gd's from_value() and to_value(),
-## handed over by main.gd through use_resource_values(). That file cannot be preloaded here: it
-## needs props.gd, which needs this file.
-static var _resource_from: Callable
-static var _resource_to: Callable
-
-
-## Convert Resource values with `from_value` (value, hint string, job, where) -> Resource and
-## `to_value` (resource, depth, expanded) -> JSON; see resource_values.gd.
-static func use_resource_values(from_value: Callable, to_value: Callable) -> void:
-	_resource_from = from_value
-	_resource_to = to_value
-
-
-# ----- JSON -> Variant -------------------------------------------------------------------------
 
 
 ## Convert `value` for a property described by `info` (an entry of get_property_list()).
@@ -60,7 +52,7 @@ static func decode(value: Variant, info: Dictionary, owner: String, job: Job, wh
 	var hint: int = info.get("hint", PROPERTY_HINT_NONE)
 	var hint_string: String = info.get("hint_string", "")
 	if type == TYPE_OBJECT:
-		return _resource_from.call(value, hint_string, job, where)
+		return from_value(value, hint_string, job, where)
 	if type == TYPE_INT:
 		return _integer(value, owner, info, job, where)
 	var typed: bool = (
@@ -437,7 +429,7 @@ static func _typed_dictionary(value: Dictionary, spec: String, job: Job, where: 
 
 
 ## Convert `value` to JSON. Resources are expanded `depth` levels deep, then given as paths; each
-## only once per reply: `expanded` holds those expanded already (see resource_values.gd).
+## only once per reply: `expanded` holds those expanded already (see to_value()).
 static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Variant:
 	match typeof(value):
 		TYPE_NIL, TYPE_BOOL, TYPE_INT, TYPE_STRING:
@@ -478,7 +470,7 @@ static func encode(value: Variant, depth: int, expanded: Dictionary = {}) -> Var
 				out[str(key)] = encode(value[key], depth, expanded)
 			return out
 		TYPE_OBJECT:
-			return _resource_to.call(value, depth, expanded)
+			return to_value(value, depth, expanded)
 	if typeof(value) == TYPE_ARRAY or _PACKED_ELEMENT.has(typeof(value)):
 		var items: Array = []
 		for item: Variant in value:
@@ -533,3 +525,303 @@ static func shown(value: Variant) -> String:
 	var whole: bool = typeof(value) == TYPE_FLOAT and is_finite(value) and value == floorf(value) and absf(value) < 1e15
 	var text: String = str(int(value)) if whole else JSON.stringify(value)
 	return text if text.length() <= 80 else text.substr(0, 77) + "..."
+
+
+# ----- Resources, and the properties of objects ------------------------------------------------
+## A value is null, a path to a resource file (confined to the project and loaded fresh by
+## resources.gd), "res://file.tres::ID" for a sub-resource embedded in a file, or a new resource to
+## embed, {"type", "properties"} (made by make()). Read back, a resource is its path, or
+## {"type", "path", "properties"} while the reply's depth lasts. A resource's properties are values
+## too: the conversion is recursive, and all of it lives in this file.
+
+
+## Convert and set every entry of `values` on `target`; `member` names the request member.
+## Return the values as set (name -> value), each read back once all are set, since setting one
+## property can reset another. Whether the engine will also save them is for check_stored() to
+## confirm, or for Saving.save(), which loads back the file it writes.
+static func apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
+	var values_set: Dictionary = _apply(target, values, job, member)
+	if values_set.size() != values.size() and not job.failed():
+		# _apply() was cut short by a runtime error, which ends a function with its type's default
+		# ({} here) and lets the caller go on (see Gate.MAY): a value not set must not pass as set.
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: setting the values was cut short by an error in the bridge (see the engine's output)" % member,
+			member
+		)
+	return values_set
+
+
+static func _apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
+	var values_set: Dictionary = {}
+	if values.is_empty():
+		return values_set
+	var known: Dictionary = Props.class_infos(target)
+	var asked_object: bool = false
+	for name: Variant in values:
+		if typeof(name) != TYPE_STRING:
+			job.fail(Job.INVALID_REQUEST, "%s has a key that is not a string" % member, member)
+			return {}
+		if name in Props.FORBIDDEN:
+			job.fail(
+				Job.FORBIDDEN_PROPERTY,
+				"%s may not set %s: it would attach code or move the file" % [member, name],
+				member
+			)
+			return {}
+		if not known.has(name) and not asked_object:
+			known = Props.infos(target)
+			asked_object = true
+		if not known.has(name) and target is Theme:
+			var item: Dictionary = Props.theme_item(name)
+			if not item.is_empty():
+				known[name] = item
+		if not known.has(name) and target is Animation and name == "tracks/%d/type" % target.get_track_count():
+			# A track is made by naming its type; its other tracks/N/* properties exist from then on.
+			known[name] = {
+				"name": name,
+				"type": TYPE_STRING,
+				"hint": PROPERTY_HINT_NONE,
+				"hint_string": "",
+				"usage": PROPERTY_USAGE_DEFAULT
+			}
+			asked_object = false
+		if not known.has(name):
+			job.fail(
+				Job.UNKNOWN_PROPERTY,
+				(
+					"%s has no property %s%s"
+					% [target.get_class(), JSON.stringify(name), Props.suggest(name, known.keys())]
+				),
+				member
+			)
+			return {}
+		var where: String = "%s.%s" % [member, name]
+		var info: Dictionary = known[name]
+		if target is Animation and typeof(target.get(name)) not in [TYPE_NIL, info["type"]]:
+			# Animation lists every track's keys as an Array, but a value track's are a Dictionary.
+			info = info.merged({"type": typeof(target.get(name))}, true)
+		var value: Variant = null
+		if target is Curve and name == "_data" and typeof(values[name]) == TYPE_ARRAY:
+			value = _curve_points(values[name], job, where)
+		else:
+			value = decode(values[name], info, target.get_class(), job, where)
+		if job.failed():
+			return {}
+		if not Props.settable(target, info, value, job, where, member):
+			return {}
+		target.set(name, value)
+		if not Props.same(target.get(name), value):
+			job.fail(
+				Job.INVALID_VALUE,
+				(
+					"%s: the engine did not accept %s for %s.%s (it reads back %s)"
+					% [
+						where,
+						shown(values[name]),
+						target.get_class(),
+						name,
+						JSON.stringify(encode(target.get(name), 0))
+					]
+				),
+				member
+			)
+			return {}
+		values_set[name] = value
+	for name: String in values_set:
+		if not Props.same(target.get(name), values_set[name]):
+			job.fail(
+				Job.INVALID_VALUE,
+				(
+					"%s.%s: %s.%s would not keep this value: another property reset it"
+					% [member, name, target.get_class(), name]
+				),
+				member
+			)
+			return {}
+	return values_set
+
+
+## Curve._data from JSON: an untyped array of 5-tuples (position, left tangent, right tangent, left
+## mode, right mode), whose positions JSON gives as [x, y]; the engine wants a Vector2 there (and
+## its property list calls `_data` an int, so the codec cannot be asked).
+static func _curve_points(data: Array, job: Job, where: String) -> Array:
+	var points: Array = []
+	var kinds: Array[int] = [TYPE_VECTOR2, TYPE_FLOAT, TYPE_FLOAT, TYPE_INT, TYPE_INT]
+	for i: int in data.size():
+		points.append(decode_type(data[i], kinds[i % 5], job, "%s[%d]" % [where, i]))
+		if job.failed():
+			return []
+	return points
+
+
+## [a new resource of class `type` with `properties` set (converted like any request's values),
+## the values as set (for Saving.save to prove)]; [null, {}] after failing `job`. `where` names the
+## member that gave the class, `member` the one that gave the values; a class that cannot be
+## created fails the job with `refused`.
+static func make(
+	type: String, properties: Dictionary, job: Job, where: String, member: String, refused: String = Job.INVALID_TYPE
+) -> Array:
+	var why: String = Creating.refusal(type)
+	if not why.is_empty():
+		job.fail(refused, "%s %s cannot be created: %s" % [where, JSON.stringify(type), why], where)
+		return [null, {}]
+	var made: Resource = ClassDB.instantiate(type)
+	var values: Dictionary = apply(made, properties, job, member)
+	return [null, {}] if job.failed() else [made, values]
+
+
+## The stored properties of `target` that differ from their defaults (all of them with `everything`),
+## as JSON: resources expanded while `depth` lasts, each once (`expanded`, see to_value()).
+static func stored(target: Object, depth: int, expanded: Dictionary, everything: bool) -> Dictionary:
+	var out: Dictionary = Props.stored(target, everything)
+	for name: String in out:
+		out[name] = encode(out[name], depth, expanded)
+	return out
+
+
+## Exactly the properties named, defaults included, as JSON.
+static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictionary:
+	var out: Dictionary = Props.pick(target, names, job)
+	var expanded: Dictionary = {target: true}
+	for name: String in out:
+		out[name] = encode(out[name], depth, expanded)
+	return out
+
+
+## A Resource value from JSON: null, or a path to an existing resource of a class in `hint`.
+## Also what resource_read prints for one: "res://file.tres::ID" for a sub-resource embedded in
+## another file, or the expanded {"type", "path", "properties"} (named by its path).
+static func from_value(value: Variant, hint: String, job: Job, where: String) -> Resource:
+	if value == null:
+		return null
+	if typeof(value) == TYPE_DICTIONARY and not value.has("path") and typeof(value.get("type")) == TYPE_STRING:
+		return _made(value, hint, job, where)
+	var named: Variant = value
+	if typeof(value) == TYPE_DICTIONARY and typeof(value.get("path")) == TYPE_STRING:
+		named = value["path"]
+	if typeof(named) != TYPE_STRING:
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: give a resource as a path string or null, not %s" % [where, JSON.stringify(value)],
+			where
+		)
+		return null
+	var text: String = named
+	var path: String = Paths.confine(text.get_slice("::", 0), job, where)
+	if job.failed():
+		return null
+	var loaded: Resource = Resources.load_fresh(path, job, where)
+	if not job.failed() and text.contains("::"):
+		loaded = _embedded(loaded, path + "::" + text.get_slice("::", 1), {})
+		if loaded == null:
+			job.fail(
+				Job.NOT_FOUND,
+				"%s: %s has no sub-resource %s" % [where, path, JSON.stringify(text.get_slice("::", 1))],
+				where
+			)
+	if job.failed():
+		return null
+	if typeof(value) == TYPE_DICTIONARY and value.get("type") != loaded.get_class():
+		job.fail(
+			Job.INVALID_VALUE,
+			"%s: %s is a %s, not a %s" % [where, text, loaded.get_class(), JSON.stringify(value.get("type"))],
+			where
+		)
+		return null
+	var accepted: PackedStringArray = hint.split(",", false)
+	for cls: String in accepted:
+		if loaded.is_class(cls.strip_edges()):
+			return loaded
+	if accepted.is_empty():
+		return loaded
+	job.fail(
+		Job.INVALID_VALUE,
+		"%s: %s is a %s, but this property takes %s" % [where, text, loaded.get_class(), " or ".join(accepted)],
+		where
+	)
+	return null
+
+
+## A new embedded resource from the object form {"type", "properties"?} (what resource_read prints).
+static func _made(value: Dictionary, hint: String, job: Job, where: String) -> Resource:
+	for key: Variant in value:
+		if key not in ["type", "properties"]:
+			job.fail(
+				Job.INVALID_VALUE,
+				'%s: a new resource is {"type", "properties"}, not %s' % [where, JSON.stringify(key)],
+				where
+			)
+			return null
+	var properties: Variant = value.get("properties", {})
+	if typeof(properties) != TYPE_DICTIONARY:
+		job.fail(Job.INVALID_VALUE, "%s.properties must be an object" % where, where)
+		return null
+	var accepted: PackedStringArray = hint.split(",", false)
+	if not accepted.is_empty() and not _is_one_of(value["type"], accepted):
+		job.fail(
+			Job.INVALID_VALUE,
+			(
+				"%s: a %s cannot go here: this property takes %s"
+				% [where, JSON.stringify(value["type"]), " or ".join(accepted)]
+			),
+			where
+		)
+		return null
+	# A class refused here is a bad value, not a bad type member of the request.
+	return make(value["type"], properties, job, where, where + ".properties", Job.INVALID_VALUE)[0]
+
+
+## Whether `type` names a class that is (or inherits) one of `classes`.
+static func _is_one_of(type: Variant, classes: PackedStringArray) -> bool:
+	for cls: String in classes:
+		if ClassDB.class_exists(type) and ClassDB.is_parent_class(type, cls.strip_edges()):
+			return true
+	return false
+
+
+## The resource with resource_path `path` among those nested in `owner`, or null.
+static func _embedded(owner: Resource, path: String, seen: Dictionary) -> Resource:
+	if owner == null or seen.has(owner):
+		return null
+	seen[owner] = true
+	if owner.resource_path == path:
+		return owner
+	for info: Dictionary in owner.get_property_list():
+		var found: Resource = _embedded_in(owner.get(info["name"]), path, seen)
+		if found != null:
+			return found
+	return null
+
+
+static func _embedded_in(value: Variant, path: String, seen: Dictionary) -> Resource:
+	if value is Resource:
+		return _embedded(value, path, seen)
+	if typeof(value) == TYPE_ARRAY or typeof(value) == TYPE_DICTIONARY:
+		for item: Variant in value if typeof(value) == TYPE_ARRAY else value.values():
+			var found: Resource = _embedded_in(item, path, seen)
+			if found != null:
+				return found
+	return null
+
+
+## A resource as JSON: its path once `depth` is spent or once it has been expanded in this reply
+## (`expanded`), else {type, path, properties}. Expanding each resource once keeps a reply as large
+## as the file, not 2^depth: 40 sub-resources that each name the next twice would be expanded
+## a trillion times. The path names it (res://file.tres::ID for an embedded one), as at depth 0.
+static func to_value(value: Object, depth: int, expanded: Dictionary) -> Variant:
+	if not (value is Resource):
+		return null
+	var resource: Resource = value
+	if depth <= 0 or expanded.has(resource):
+		return resource.resource_path
+	if Resources.is_imported(resource):
+		# An imported asset is a leaf: its properties are its raw data (a font's glyph cache, a
+		# texture's image), megabytes that say nothing a request can set.
+		return {"type": resource.get_class(), "path": resource.resource_path}
+	expanded[resource] = true
+	return {
+		"type": resource.get_class(),
+		"path": resource.resource_path,
+		"properties": stored(resource, depth - 1, expanded, false),
+	}

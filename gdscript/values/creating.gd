@@ -1,6 +1,5 @@
 extends RefCounted
-## Make a new resource of a class a request names, with its properties set: the one way every
-## create operation (and an embedded {"type", "properties"} value) makes a resource.
+## Which classes a request may make a resource of (Codec.make() makes it, with its properties).
 
 const Job = preload("../job.gd")
 const Props = preload("props.gd")
@@ -53,19 +52,3 @@ static func _resource_classes() -> Array:
 			if ClassDB.can_instantiate(type):
 				_creatable.append(type)
 	return _creatable
-
-
-## [a new resource of class `type` with `properties` set (converted like any request's values),
-## the values as set (for Saving.save to prove)]; [null, {}] after failing `job`. `where` names the
-## member that gave the class, `member` the one that gave the values; a class that cannot be
-## created fails the job with `refused`.
-static func make(
-	type: String, properties: Dictionary, job: Job, where: String, member: String, refused: String = Job.INVALID_TYPE
-) -> Array:
-	var why: String = refusal(type)
-	if not why.is_empty():
-		job.fail(refused, "%s %s cannot be created: %s" % [where, JSON.stringify(type), why], where)
-		return [null, {}]
-	var made: Resource = ClassDB.instantiate(type)
-	var values: Dictionary = Props.apply(made, properties, job, member)
-	return [null, {}] if job.failed() else [made, values]

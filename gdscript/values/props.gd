@@ -1,8 +1,9 @@
 extends RefCounted
-## Set properties from JSON (checked, converted, verified) and read them back as JSON.
+## What the engine says of an object's properties: which it has, their defaults, which it stores,
+## whether two values are the same, and the names a misspelt one may have meant. No JSON here: the
+## codec (codec.gd) converts values, and sets them through these checks.
 
 const Job = preload("../job.gd")
-const Codec = preload("codec.gd")
 const Gate = preload("../safety/gate.gd")
 const Paths = preload("../safety/paths.gd")
 const Scan = preload("../formats/scan.gd")
@@ -41,7 +42,7 @@ const _GODOT_3: JSON = preload("godot3_names.json")
 ## infos() of a just-instantiated object, by class: every instance of a class has these properties
 ## (with these types), and get_property_list() is the costliest call of a request (~0.2 ms for a
 ## StandardMaterial3D). An object's own extra properties (a shader's uniforms, a script's members)
-## are not among them; for those names apply() asks the object itself.
+## are not among them; for those names Codec.apply() asks the object itself.
 static var _class_infos: Dictionary = {}
 ## The default value of each property, by class then name (see _default()).
 static var _defaults: Dictionary = {}
@@ -58,117 +59,11 @@ static func infos(target: Object) -> Dictionary:
 	return found
 
 
-## Convert and set every entry of `values` on `target`; `member` names the request member.
-## Return the values as set (name -> value), each read back once all are set, since setting one
-## property can reset another. Whether the engine will also save them is for check_stored() to
-## confirm, or for Saving.save(), which loads back the file it writes.
-static func apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
-	var values_set: Dictionary = _apply(target, values, job, member)
-	if values_set.size() != values.size() and not job.failed():
-		# _apply() was cut short by a runtime error, which ends a function with its type's default
-		# ({} here) and lets the caller go on (see Gate.MAY): a value not set must not pass as set.
-		job.fail(
-			Job.INVALID_VALUE,
-			"%s: setting the values was cut short by an error in the bridge (see the engine's output)" % member,
-			member
-		)
-	return values_set
-
-
-static func _apply(target: Object, values: Dictionary, job: Job, member: String) -> Dictionary:
-	var values_set: Dictionary = {}
-	if values.is_empty():
-		return values_set
-	var known: Dictionary = _infos_of_class(target)
-	var asked_object: bool = false
-	for name: Variant in values:
-		if typeof(name) != TYPE_STRING:
-			job.fail(Job.INVALID_REQUEST, "%s has a key that is not a string" % member, member)
-			return {}
-		if name in FORBIDDEN:
-			job.fail(
-				Job.FORBIDDEN_PROPERTY,
-				"%s may not set %s: it would attach code or move the file" % [member, name],
-				member
-			)
-			return {}
-		if not known.has(name) and not asked_object:
-			known = infos(target)
-			asked_object = true
-		if not known.has(name) and target is Theme:
-			var item: Dictionary = _theme_item(name)
-			if not item.is_empty():
-				known[name] = item
-		if not known.has(name) and target is Animation and name == "tracks/%d/type" % target.get_track_count():
-			# A track is made by naming its type; its other tracks/N/* properties exist from then on.
-			known[name] = {
-				"name": name,
-				"type": TYPE_STRING,
-				"hint": PROPERTY_HINT_NONE,
-				"hint_string": "",
-				"usage": PROPERTY_USAGE_DEFAULT
-			}
-			asked_object = false
-		if not known.has(name):
-			job.fail(
-				Job.UNKNOWN_PROPERTY,
-				"%s has no property %s%s" % [target.get_class(), JSON.stringify(name), suggest(name, known.keys())],
-				member
-			)
-			return {}
-		var where: String = "%s.%s" % [member, name]
-		var info: Dictionary = known[name]
-		if target is Animation and typeof(target.get(name)) not in [TYPE_NIL, info["type"]]:
-			# Animation lists every track's keys as an Array, but a value track's are a Dictionary.
-			info = info.merged({"type": typeof(target.get(name))}, true)
-		var value: Variant = null
-		if target is Curve and name == "_data" and typeof(values[name]) == TYPE_ARRAY:
-			value = _curve_points(values[name], job, where)
-		else:
-			value = Codec.decode(values[name], info, target.get_class(), job, where)
-		if job.failed():
-			return {}
-		if not _settable(target, info, value, job, where, member):
-			return {}
-		target.set(name, value)
-		if not same(target.get(name), value):
-			job.fail(
-				Job.INVALID_VALUE,
-				(
-					"%s: the engine did not accept %s for %s.%s (it reads back %s)"
-					% [
-						where,
-						Codec.shown(values[name]),
-						target.get_class(),
-						name,
-						JSON.stringify(Codec.encode(target.get(name), 0))
-					]
-				),
-				member
-			)
-			return {}
-		values_set[name] = value
-	for name: String in values_set:
-		if not same(target.get(name), values_set[name]):
-			job.fail(
-				Job.INVALID_VALUE,
-				(
-					"%s.%s: %s.%s would not keep this value: another property reset it"
-					% [member, name, target.get_class(), name]
-				),
-				member
-			)
-			return {}
-	return values_set
-
-
 ## Whether `value` may be set as the property `info` describes, before the engine acts on it: a path
 ## the engine opens by itself (CompressedTexture2D.load_path, hinted as a file in ClassDB) must
 ## lead inside the project, the count of an array of properties (Curve.point_count) must be one the
 ## engine makes in a moment, not two billion entries, and a texture's size in pixels one a GPU takes.
-static func _settable(
-	target: Object, info: Dictionary, value: Variant, job: Job, where: String, member: String
-) -> bool:
+static func settable(target: Object, info: Dictionary, value: Variant, job: Job, where: String, member: String) -> bool:
 	if info["type"] == TYPE_STRING and info["hint"] in Scan.PATH_HINTS:
 		var fault: Array = Gate.opened_file_fault(value)
 		if fault != Gate.MAY:
@@ -203,7 +98,7 @@ static func _settable(
 	return true
 
 
-static func _infos_of_class(target: Object) -> Dictionary:
+static func class_infos(target: Object) -> Dictionary:
 	var cls: String = target.get_class()
 	if not _class_infos.has(cls):
 		_class_infos[cls] = infos(ClassDB.instantiate(cls)) if ClassDB.can_instantiate(cls) else {}
@@ -232,8 +127,9 @@ static func check_stored(target: Object, names: Array, job: Job, member: String)
 			return
 
 
-## The stored properties of `target` that differ from their defaults (all of them with `everything`).
-static func stored(target: Object, depth: int, expanded: Dictionary, everything: bool) -> Dictionary:
+## The stored properties of `target` that differ from their defaults (all of them with `everything`),
+## name -> value.
+static func stored(target: Object, everything: bool) -> Dictionary:
 	var out: Dictionary = {}
 	var cls: String = target.get_class()
 	if not _defaults.has(cls):
@@ -261,15 +157,14 @@ static func stored(target: Object, depth: int, expanded: Dictionary, everything:
 			# Most properties hold their default exactly: skip same() and its call for those.
 			if typeof(default) == typeof(value) and default == value or same(default, value):
 				continue
-		out[name] = Codec.encode(value, depth, expanded)
+		out[name] = value
 	return out
 
 
-## Exactly the properties named, defaults included.
-static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictionary:
+## Exactly the properties named, defaults included, name -> value.
+static func pick(target: Object, names: Array, job: Job) -> Dictionary:
 	var known: Dictionary = infos(target)
 	var out: Dictionary = {}
-	var expanded: Dictionary = {target: true}
 	for name: Variant in names:
 		if not known.has(name):
 			job.fail(
@@ -281,13 +176,13 @@ static func pick(target: Object, names: Array, depth: int, job: Job) -> Dictiona
 				"properties"
 			)
 			return {}
-		out[name] = Codec.encode(target.get(name), depth, expanded)
+		out[name] = target.get(name)
 	return out
 
 
 ## A Theme lists only the items it has as properties; a new one is "<type>/<kind>/<item>", typed
 ## by its kind. {} for a name of another form.
-static func _theme_item(name: String) -> Dictionary:
+static func theme_item(name: String) -> Dictionary:
 	var parts: PackedStringArray = name.split("/")
 	var kinds: Dictionary = {
 		"colors": [TYPE_COLOR, ""],
@@ -307,19 +202,6 @@ static func _theme_item(name: String) -> Dictionary:
 		"hint_string": kind[1],
 		"usage": PROPERTY_USAGE_DEFAULT
 	}
-
-
-## Curve._data from JSON: an untyped array of 5-tuples (position, left tangent, right tangent, left
-## mode, right mode), whose positions JSON gives as [x, y]; the engine wants a Vector2 there (and
-## its property list calls `_data` an int, so the codec cannot be asked).
-static func _curve_points(data: Array, job: Job, where: String) -> Array:
-	var points: Array = []
-	var kinds: Array[int] = [TYPE_VECTOR2, TYPE_FLOAT, TYPE_FLOAT, TYPE_INT, TYPE_INT]
-	for i: int in data.size():
-		points.append(Codec.decode_type(data[i], kinds[i % 5], job, "%s[%d]" % [where, i]))
-		if job.failed():
-			return []
-	return points
 
 
 ## The value property `name` of `target` reverts to (what the saver leaves out of the file).
