@@ -357,6 +357,23 @@ def test_a_relative_reference_from_a_file_that_stays_is_rewritten(bridge: Bridge
     assert '[ext_resource type="Material" path="res://shared/base.tres" id="1"]' in holder.read_text()
 
 
+@pytest.mark.parametrize(("tag", "why"), [
+    ('[ext_resource type="Material"\npath="res://materials/base.tres" id="1"]', "a tag over two lines"),
+    ('[ext_resource type="Material" path="res://values/none.tres" path="res://materials/base.tres" id="1"]',
+     "a field given twice: the engine takes the last"),
+])
+def test_an_ext_resource_tag_is_read_as_the_engine_reads_it(
+        bridge: Bridge, project: Path, godot_bin: str, tag: str, why: str) -> None:
+    holder = project / "values" / "holder.tres"
+    holder.write_text(f'[gd_resource type="StandardMaterial3D" load_steps=2 format=3]\n\n{tag}\n\n'
+                      '[resource]\nnext_pass = ExtResource("1")\n')
+    assert engine_view(godot_bin, project, ["res://values/holder.tres"])["res://values/holder.tres"]["loads"], why
+    reply = move(bridge, project, "materials/base.tres", "shared/base.tres")
+    assert "values/holder.tres" in reply["updated"] and reply["not_updated"] == [], (why, reply)
+    view = engine_view(godot_bin, project, ["res://values/holder.tres"])["res://values/holder.tres"]
+    assert view == {"loads": True, "deps": ["res://shared/base.tres"]}, (why, view)
+
+
 def test_a_path_with_an_escape_is_listed_not_rewritten(bridge: Bridge, project: Path) -> None:
     folder = project / "quoted"
     folder.mkdir()

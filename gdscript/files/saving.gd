@@ -612,6 +612,9 @@ static func _undo(write: Dictionary) -> void:
 
 ## Write `text`, the text resource the saver wrote at `temp` (an absolute path), back there with
 ## its own uid and every external reference its target's uid, the way the editor writes them.
+## `text` is the saver's own output, just written: its header and ext_resource lines are found by
+## their exact form, not read by text_format.gd (which reads every file the bridge did not write),
+## as the saver's form is read alike by every reader, and the reader cost a write ~40 us here.
 static func _stamp(text: String, temp: String, uid: String) -> Error:
 	if text.is_empty():
 		return ERR_FILE_CORRUPT

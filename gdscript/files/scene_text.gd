@@ -25,7 +25,6 @@ const _OUTLINES_KEPT: int = 16
 ## text: an edit of a scene reads what it wrote, and a batch of edits of one scene reads each text
 ## once (the reader costs ~5 ms for a scene of 50 nodes on a 2-core VM).
 static var _outlines: Dictionary = {}
-static var _load_steps: RegEx = RegEx.create_from_string(" load_steps=(\\d+)")
 static var _any_reference: RegEx = RegEx.create_from_string('(Ext|Sub)Resource\\(\\s*"([^"]*)"\\s*\\)')
 
 ## The scene's path, text and sections, each {kind, attrs, start, body_start, end, props}.
@@ -88,9 +87,10 @@ static func _to_characters(bytes: PackedByteArray, sections: Array[Dictionary]) 
 	for section: Dictionary in sections:
 		for key: String in ["start", "body_start", "end"]:
 			offsets.append([section[key], section, key])
-		for name: String in section["props"]:
-			offsets.append([section["props"][name][0], section["props"][name], 0])
-			offsets.append([section["props"][name][1], section["props"][name], 1])
+		for spans: Dictionary in [section["props"], section["spans"]]:
+			for name: String in spans:
+				offsets.append([spans[name][0], spans[name], 0])
+				offsets.append([spans[name][1], spans[name], 1])
 	offsets.sort_custom(func(a: Array, b: Array) -> bool: return a[0] < b[0])
 	var characters: int = 0
 	var at: int = 0
@@ -459,16 +459,15 @@ static func _applied(edits: Array, source: String) -> String:
 ## Old scenes count their resources in the header's load_steps: keep that count right in `content`,
 ## which has `more` resources than the scene had (fewer when negative).
 func _steps_fixed(content: String, more: int) -> String:
-	var newline: int = content.find("\n")
-	var header: String = content.substr(0, newline)
-	var found: RegExMatch = _load_steps.search(header)
-	if found == null:
+	# The header is the first section, and no edit touches it: its offsets hold in `content` too.
+	var steps: Array = sections[0]["spans"].get("load_steps", []) if not sections.is_empty() else []
+	if steps.is_empty():
 		return content
 	var resources: int = 1 + more
 	for section: Dictionary in sections:
 		if section["kind"] in ["ext_resource", "sub_resource"]:
 			resources += 1
-	return header.replace(found.get_string(0), " load_steps=%d" % resources) + content.substr(newline)
+	return content.substr(0, steps[0]) + str(resources) + content.substr(steps[1])
 
 
 ## A new section id, not taken by any section of the scene nor drawn before (and the same for the

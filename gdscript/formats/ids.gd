@@ -1,12 +1,15 @@
 extends RefCounted
 ## The ids of resource files: the uid:// a project file has, and the ids of the sections inside one.
 
+const Scan = preload("scan.gd")
+const TextFormat = preload("text_format.gd")
+
 const _FLAG_UIDS: int = 2
 ## Bytes read of a file to find its uid: a header, never a whole file.
 const _HEAD: int = 4096
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 
-static var _header_uid: RegEx = RegEx.create_from_string('^\\[gd_[a-z]+ [^\\n]*?\\buid="(uid://[a-z0-9]+)"')
+static var _uid_text: RegEx = RegEx.create_from_string("^uid://[a-z0-9]+$")
 static var _import_uid: RegEx = RegEx.create_from_string('(?m)^uid="(uid://[a-z0-9]+)"')
 static var _uid_file: RegEx = RegEx.create_from_string("^\\s*(uid://[a-z0-9]+)\\s*$")
 
@@ -28,14 +31,22 @@ static func uid_of(path: String) -> String:
 		var file: FileAccess = FileAccess.open(candidate, FileAccess.READ)
 		if file == null:
 			return ""
-		var head: String = file.get_buffer(_HEAD).get_string_from_utf8()
-		var pattern: RegEx = _import_uid if candidate.ends_with(".import") else _uid_file
+		var head: PackedByteArray = file.get_buffer(_HEAD)
 		if candidate == path:
-			pattern = _header_uid
-			head = head.get_slice("\n", 0)
-		var found: RegExMatch = pattern.search(head)
+			return header_uid(head)
+		var pattern: RegEx = _import_uid if candidate.ends_with(".import") else _uid_file
+		var found: RegExMatch = pattern.search(head.get_string_from_utf8())
 		return found.get_string(1) if found != null else ""
 	return ""
+
+
+## The uid:// a text resource's or scene's header gives, read as the engine reads the header, or "".
+static func header_uid(head: PackedByteArray) -> String:
+	var header: Dictionary = TextFormat.new(head, Scan.new()).header()
+	if not header.get("name", "").begins_with("gd_"):
+		return ""
+	var uid: Variant = header["fields"].get("uid")
+	return uid if typeof(uid) == TYPE_STRING and _uid_text.search(uid) != null else ""
 
 
 ## Whether `path` (absolute) is a link, or cannot be told from one.

@@ -157,9 +157,10 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 
 
 ## Read a .tres or .tscn file as resource_file() does, and return where its sections are: each
-## {"kind": tag name, "attrs": field -> text (a string's value, else the value as written),
-## "start", "body_start" (the line after the tag), "end" (where the next section starts): byte
-## offsets, "props": property name -> [start of its line, end of the line its value ends on]}.
+## {"kind": tag name, "attrs": field -> text (a string's value, else the value as written), "spans":
+## field -> [start, end] of its value as written, "start", "body_start" (the line after the tag),
+## "end" (where the next section starts): byte offsets, "props": property name -> [start of its
+## line, end of the line its value ends on]}.
 ## scene_text.gd edits scenes by this outline, so an edit sees the file as the engine reads it.
 func outline() -> Array[Dictionary]:
 	_outlining = true
@@ -179,7 +180,15 @@ func _note_section(tag: Dictionary, start: int) -> void:
 		attrs[field] = value if _is_text(value) else tag["raw"][field]
 	var body: int = _line_end(_pos)
 	_outline.append(
-		{"kind": tag["name"], "attrs": attrs, "start": start, "body_start": body, "end": _size, "props": {}}
+		{
+			"kind": tag["name"],
+			"attrs": attrs,
+			"spans": tag["spans"].duplicate(true),
+			"start": start,
+			"body_start": body,
+			"end": _size,
+			"props": {}
+		}
 	)
 
 
@@ -220,6 +229,16 @@ func resource_file() -> void:
 			_scan.mark_script("%s (line %d)" % [section, _line()])
 		else:
 			_scan.add_value(_section_type, event["name"], event["value"], section)
+
+
+## The header tag of a text resource or scene as the engine reads it (a tag as _tag() gives it, or
+## {} when the file starts with none it can read): for the callers that look at the header only.
+func header() -> Dictionary:
+	_next()
+	if _tok != Tok.BRACKET_OPEN:
+		return {}
+	var tag: Dictionary = _tag()
+	return {} if _failed() else tag
 
 
 ## Read the header tag and note the class it makes (and a script_class it names).
@@ -355,7 +374,9 @@ func _tag_or_assignment() -> Dictionary:
 	return {}
 
 
-## A tag after its `[`: name (with `.`/`:` parts) and fields (VariantParser::_parse_tag).
+## A tag after its `[`: name (with `.`/`:` parts), fields (field -> value, as _value() gives it), raw
+## (field -> the value as written) and spans (field -> [start, end], the byte offsets of the value as
+## written) (VariantParser::_parse_tag).
 func _tag() -> Dictionary:
 	_next()
 	if _tok != Tok.IDENTIFIER:
@@ -364,6 +385,7 @@ func _tag() -> Dictionary:
 	var name: String = _text
 	var fields: Dictionary = {}
 	var raw: Dictionary = {}
+	var spans: Dictionary = {}
 	var naming: bool = true
 	while true:
 		if _pos >= _size:
@@ -392,9 +414,10 @@ func _tag() -> Dictionary:
 		var start: int = _tok_start
 		fields[field] = _value()
 		raw[field] = _bytes.slice(start, _pos).get_string_from_utf8()
+		spans[field] = [start, _pos]
 		if _failed():
 			return {}
-	return {"name": name, "fields": fields, "raw": raw}
+	return {"name": name, "fields": fields, "raw": raw, "spans": spans}
 
 
 ## A "simple" tag, as config files have them: everything up to an unescaped `]`.

@@ -29,6 +29,7 @@ const Scan = preload("../formats/scan.gd")
 const Paths = preload("../safety/paths.gd")
 const Saving = preload("../files/saving.gd")
 const Ids = preload("../formats/ids.gd")
+const TextFormat = preload("../formats/text_format.gd")
 
 ## Files the engine saves as text and this op rewrites; project.godot is handled by itself.
 const _TEXT_RESOURCES: Array[String] = ["tres", "tscn"]
@@ -40,8 +41,6 @@ const _READ_FOR_LINES: Array[String] = [
 const _SIDECARS: Array[String] = ["import", "uid"]
 const _UID_CACHE: String = "res://.godot/uid_cache.bin"
 
-## A path holding a backslash (an escape) is not matched: its line is listed in not_updated instead.
-static var _ext_path: RegEx = RegEx.create_from_string('^(\\[ext_resource [^\\n]*?path=")([^"\\\\]*)(")')
 static var _quoted_path: RegEx = RegEx.create_from_string('"(\\*?)(res://[^"]*)"')
 
 
@@ -242,12 +241,13 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 	if not text.contains(needle) and extension not in _TEXT_RESOURCES:
 		return null
 	var lines: PackedStringArray = text.split("\n")
+	var ext_lines: Dictionary = _ext_lines(bytes, lines, path, move) if extension in _TEXT_RESOURCES else {}
 	var changed: bool = false
 	for i: int in lines.size():
 		var line: String = lines[i]
 		var after: String = line
 		if extension in _TEXT_RESOURCES:
-			after = _ext_line(line, path, move)
+			after = ext_lines.get(i, line)
 		elif path == "res://project.godot":
 			after = _setting_line(line, move)
 		elif extension == "import" and moves:
@@ -284,23 +284,47 @@ static func _names(line: String, move: Dictionary) -> bool:
 	return false
 
 
-## An ext_resource line of text resource `file` with its path made the moved one's new path (and a
-## relative path absolute when `file` itself moves).
-static func _ext_line(line: String, file: String, move: Dictionary) -> String:
-	var found: RegExMatch = _ext_path.search(line)
-	if found == null:
-		return line
-	var named: String = found.get_string(2)
+## The lines of text resource `file` (its `bytes`, split into `lines`) whose ext_resource tag names a
+## moved file, by index, each with that path made the moved one's new path (and a relative path
+## absolute when `file` itself moves). The tags are read as the engine reads them (text_format.gd:
+## a tag over several lines, a field given twice); a path holding an escape or a line break is not
+## rewritten, and its line is listed in not_updated instead.
+static func _ext_lines(bytes: PackedByteArray, lines: PackedStringArray, file: String, move: Dictionary) -> Dictionary:
+	var rewritten: Dictionary = {}
+	var line_starts: PackedInt64Array = [0]
+	for line: String in lines:
+		line_starts.append(line_starts[-1] + line.to_utf8_buffer().size() + 1)
+	var sections: Array[Dictionary] = TextFormat.new(bytes, Scan.new()).outline()
+	sections.reverse()  # the last first: a line holding two tags keeps the offsets of the first
+	for section: Dictionary in sections:
+		var span: Array = section["spans"].get("path", [])
+		if section["kind"] != "ext_resource" or span.is_empty() or typeof(section["attrs"]["path"]) != TYPE_STRING:
+			continue
+		var written: PackedByteArray = bytes.slice(span[0], span[1])
+		if written[0] != 34 or written.has(92) or written.has(10):  # not "..." as is: an escape, a line break
+			continue
+		var target: String = _moved_to(section["attrs"]["path"], file, move)
+		if target.is_empty():
+			continue
+		var i: int = line_starts.bsearch(span[0], false) - 1
+		var line: PackedByteArray = rewritten.get(i, lines[i]).to_utf8_buffer()
+		var at: int = span[0] - line_starts[i] + 1
+		var edited: PackedByteArray = line.slice(0, at) + target.to_utf8_buffer() + line.slice(at + written.size() - 2)
+		rewritten[i] = edited.get_string_from_utf8()
+	return rewritten
+
+
+## The new path of the file that `named` (an ext_resource path of text resource `file`) names once
+## the move is made, or "" when the path need not change.
+static func _moved_to(named: String, file: String, move: Dictionary) -> String:
 	if named.begins_with("uid://") or named.is_empty():
-		return line
+		return ""
 	var relative: bool = not named.begins_with("res://")
 	var absolute: String = file.get_base_dir().path_join(named).simplify_path() if relative else named
 	var target: String = _mapped(absolute, move)
 	if target.is_empty():
 		target = absolute if relative and move["files"].has(file) else ""
-	if target.is_empty():
-		return line
-	return found.get_string(1) + target + found.get_string(3) + line.substr(found.get_end())
+	return target
 
 
 ## A project.godot line with each quoted value that names a moved file naming its new path.

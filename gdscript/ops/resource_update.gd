@@ -12,6 +12,8 @@ const Job = preload("../job.gd")
 const Props = preload("../values/props.gd")
 const Resources = preload("../values/resources.gd")
 const Saving = preload("../files/saving.gd")
+const Scan = preload("../formats/scan.gd")
+const TextFormat = preload("../formats/text_format.gd")
 ## The text format the engine's saver writes (format=3 since Godot 4.0).
 const _FORMAT: int = 3
 
@@ -74,8 +76,9 @@ static func _text_format(path: String) -> int:
 	var file: FileAccess = FileAccess.open(path, FileAccess.READ)
 	if file == null or path.get_extension().to_lower() != "tres":
 		return 0
-	var found: RegExMatch = RegEx.create_from_string("^\\[gd_resource [^\\]]*?\\bformat=(\\d+)").search(file.get_line())
-	return found.get_string(1).to_int() if found != null else 0
+	var header: Dictionary = TextFormat.new(file.get_buffer(4096), Scan.new()).header()
+	var format: Variant = header.get("fields", {}).get("format") if header.get("name") == "gd_resource" else null
+	return format if typeof(format) == TYPE_INT else 0
 
 
 ## The value of every property `resource` stores, by name, and those of the resources embedded in
