@@ -43,7 +43,8 @@ static func uid_of(path: String) -> String:
 ## The uid:// a text resource's or scene's header gives, read as the engine reads the header, or "".
 static func header_uid(head: PackedByteArray) -> String:
 	var header: Dictionary = TextFormat.new(head, Scan.new()).header()
-	if not header.get("name", "").begins_with("gd_"):
+	var tag_name: String = header.get("name", "")
+	if not tag_name.begins_with("gd_"):
 		return ""
 	var uid: Variant = header["fields"].get("uid")
 	return uid if typeof(uid) == TYPE_STRING and _uid_text.search(uid) != null else ""

@@ -307,7 +307,8 @@ static func _ext_lines(bytes: PackedByteArray, lines: PackedStringArray, file: S
 		if target.is_empty():
 			continue
 		var i: int = line_starts.bsearch(span[0], false) - 1
-		var line: PackedByteArray = rewritten.get(i, lines[i]).to_utf8_buffer()
+		var text: String = rewritten.get(i, lines[i])
+		var line: PackedByteArray = text.to_utf8_buffer()
 		var at: int = span[0] - line_starts[i] + 1
 		var edited: PackedByteArray = line.slice(0, at) + target.to_utf8_buffer() + line.slice(at + written.size() - 2)
 		rewritten[i] = edited.get_string_from_utf8()
