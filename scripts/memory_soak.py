@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gdres import Bridge  # noqa: E402
-from gdres.engine.worker import MAX_REQUESTS, MAX_RSS  # noqa: E402
+from gdres.settings import MAX_REQUESTS, MAX_RSS  # noqa: E402
 
 
 def request(project: str, n: int) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The platform seam (gdres/engine/platform.py) forced both ways on this machine, with real engine requests
+"""The platform seam (gdres/platform.py) forced both ways on this machine, with real engine requests
 through each, and no system-specific process call anywhere else in bridge/.
 
 The Windows branch runs here with a stand-in for the five kernel32 calls of a Job Object (Linux's
@@ -21,8 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
-from gdres import Bridge
-from gdres.engine import platform
+from gdres import Bridge, platform
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gdres"
 
@@ -285,4 +284,4 @@ def test_no_system_specific_process_call_outside_the_seam() -> None:
 
 
 def test_the_seam_is_where_they_are() -> None:
-    assert system_specific((PACKAGE / "engine" / "platform.py").read_text())
+    assert system_specific((PACKAGE / "platform.py").read_text())

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gdres.engine import cache_dir, discovery
+from gdres.engine import discovery
 from gdres.errors import EngineNotFound, EngineUnsupported
 from gdres.scripts import gdscript_dir
+from gdres.settings import cache_dir
 
 # The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
 MIN_VERSION = (4, 4)

@@ -11,7 +11,7 @@ has not taken yet (`taken()`), so a flood of output costs no memory, and what th
 meanwhile gathers in the pipe, to be read in one piece. Nothing here knows the
 protocol (frames.py and worker.py beside it do). Every wait is bounded by a deadline its caller
 passes down, so a stop has one time budget however many stages it takes. What differs by system
-is gdres/engine/platform.py.
+is gdres/platform.py.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
-from gdres.engine import platform
+from gdres import platform
 from gdres.errors import EngineCrashed
 
 if TYPE_CHECKING:

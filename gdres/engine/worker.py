@@ -39,6 +39,7 @@ from typing import IO, Any
 from gdres.engine.frames import Garbled, ReplyScanner
 from gdres.engine.process import STDERR, STDIN, STDOUT, EngineProcess, Spawn
 from gdres.errors import EngineCrashed, InvalidRequest, Timeout
+from gdres.settings import START_TIMEOUT
 
 Release = Callable[[bool], None]
 """Called once per request when the engine is done with it: True when its reply arrived, False
@@ -54,13 +55,6 @@ _WAIT_MAX = 3600.0
 """Longest single wait on the inbox (a deadline further away is waited for in pieces)."""
 _BATCH = 256
 """Most pieces of output handed to workers per wait, so that a flood cannot keep a wait from its deadline."""
-START_TIMEOUT = 30.0
-"""Seconds an engine may take to become ready."""
-MAX_REQUESTS = 10_000
-"""A worker is replaced after this many requests (memory the engine never gives back)."""
-MAX_RSS = 512 << 20
-"""A worker is replaced once its resident memory passes this many bytes (idle: ~130 MB; a 30 MB
-request leaves it at ~380 MB, memory the engine keeps)."""
 _DEBUG = os.environ.get("GDRES_DEBUG") == "1"
 _REPLY = json.JSONDecoder(strict=False)
 """The decoder of replies, made once (json.loads() with an option makes one per call). strict=False:

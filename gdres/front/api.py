@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from gdres.engine import DEFAULT_TIMEOUT
-from gdres.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Worker
+from gdres.engine.worker import Worker
 from gdres.errors import from_wire
 from gdres.requests.request import Item, Reply
 from gdres.serving.pool import Pool
 from gdres.serving.starter import Settings
+from gdres.settings import DEFAULT_TIMEOUT, MAX_REQUESTS, MAX_RSS, START_TIMEOUT
 
 if TYPE_CHECKING:
     # Types only: pydantic and the models cost ~0.1 s to import, which `gdres run` spends

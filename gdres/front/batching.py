@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from gdres.engine import default_processes
 from gdres.front import command, inputs
 from gdres.front.command import EXIT_ERROR, EXIT_OK, UsageError
 from gdres.front.progress import Progress, bar_wanted, log_to_stderr
+from gdres.settings import default_processes
 
 
 def batch(args: argparse.Namespace) -> int:

@@ -9,11 +9,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from gdres.engine import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS
 from gdres.errors import BridgeError
 from gdres.front import command, inputs
 from gdres.front.command import EXIT_ERROR, EXIT_OK, UsageError
 from gdres.requests import paths
+from gdres.settings import DEFAULT_TIMEOUT, ENGINES_PER_PROCESS
 from gdres.version import __version__
 
 # Types only: typing costs a warm `run` ~5 ms of its ~60. Type checkers take any TYPE_CHECKING as True.

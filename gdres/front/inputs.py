@@ -76,7 +76,7 @@ def _reads(raw: Any, held: bytes) -> Iterator[bytes]:
         if chunk is None:
             # Nothing yet on a descriptor left non-blocking by whoever started this process: wait
             # for more (it was taken for the input's end, and the batch cut short).
-            from gdres.engine import platform
+            from gdres import platform
 
             platform.wait_for_input(raw)
             continue

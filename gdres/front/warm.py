@@ -40,9 +40,9 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 
-from gdres.engine import DEFAULT_TIMEOUT, cache_dir
 from gdres.errors import BridgeError, EngineCrashed
 from gdres.requests import paths
+from gdres.settings import DEFAULT_TIMEOUT, cache_dir
 from gdres.version import __version__
 
 # Types only (the module docstring says why). Type checkers take any TYPE_CHECKING as True.
@@ -303,7 +303,7 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
 
     from filelock import FileLock, Timeout
 
-    from gdres.engine import platform
+    from gdres import platform
 
     address, log = place["sock"], place["log"]
     try:
@@ -431,7 +431,7 @@ def host() -> int:
     import logging
     import secrets
 
-    from gdres.engine import platform
+    from gdres import platform
 
     # Imported before this process says it listens: a host that cannot import its code never serves.
     from gdres.front.api import Bridge
@@ -469,7 +469,7 @@ def end_on_sigterm() -> None:
     """Have SIGTERM end this process as a Ctrl-C would, its cleanup run: in a pool's loop, at the
     loop's next safe point (serving/pool.py; raised where it landed, it could leave the request in
     flight to wait out its deadline), elsewhere at once."""
-    from gdres.engine import platform
+    from gdres import platform
     from gdres.serving.pool import on_interrupt
 
     platform.on_sigterm(on_interrupt)

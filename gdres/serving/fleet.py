@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gdres.engine import platform
+from gdres import platform
 from gdres.errors import BridgeError, EngineCrashed
 from gdres.requests import paths, uids
 from gdres.requests.models import REQUEST_MODELS

@@ -51,11 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
-from gdres.engine import cache_dir, wall
 from gdres.engine import godot as engines
+from gdres.engine import wall
 from gdres.errors import BridgeError, EngineUnsupported
 from gdres.scripts import gdscript_dir
 from gdres.serving import locks, nofollow
+from gdres.settings import cache_dir
 
 log = logging.getLogger("gdres")
 

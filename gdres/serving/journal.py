@@ -39,10 +39,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gdres.engine import cache_dir
 from gdres.errors import SaveFailed
 from gdres.requests import paths
 from gdres.serving import locks
+from gdres.settings import cache_dir
 
 if TYPE_CHECKING:
     import filelock

@@ -32,9 +32,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gdres.engine import cache_dir
 from gdres.errors import SaveFailed, Timeout
 from gdres.requests import paths
+from gdres.settings import cache_dir
 
 if TYPE_CHECKING:
     import filelock

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from gdres.engine import DEFAULT_TIMEOUT, wall
 from gdres.engine import godot as engines
-from gdres.engine.worker import MAX_REQUESTS, MAX_RSS, START_TIMEOUT, Inbox, Worker
+from gdres.engine import wall
+from gdres.engine.worker import Inbox, Worker
 from gdres.scripts import gdscript_dir
 from gdres.serving import imports
 from gdres.serving.imports import EVERY_ASSET
 from gdres.serving.journal import Journal
+from gdres.settings import DEFAULT_TIMEOUT, MAX_REQUESTS, MAX_RSS, START_TIMEOUT
 
 IMPORT_PROGRESS_EVERY = 2.0
 """Seconds between two progress lines of an import (and one when the last asset is imported)."""
