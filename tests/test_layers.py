@@ -131,3 +131,28 @@ def test_no_script_is_handed_another_at_run_time() -> None:
               for script in (PACKAGE.parent / "gdscript").rglob("*.gd")
               for line in script.read_text().splitlines() if re.match(r"static var \w+: Callable\b", line)]
     assert handed == []
+
+
+def test_front_reaches_below_through_one_door() -> None:
+    """front/ takes what it needs from below from the package gdres.serving (its __init__.py, the
+    door), never from serving's modules or from engine/: one place says what front/ depends on."""
+    wrong = []
+    for module in sorted((PACKAGE / "front").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(), str(module))):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            wrong += [f"front/{module.name} imports {name}" for name in names
+                      if name.startswith(("gdres.engine", "gdres.serving."))]
+    assert wrong == []
+
+
+def test_every_name_of_the_door_is_there_and_typed_as_its_module_has_it() -> None:
+    import gdres.serving
+
+    assert all(callable(getattr(gdres.serving, name)) for name in gdres.serving.NAMES)
+    door = ast.parse((PACKAGE / "serving" / "__init__.py").read_text())
+    typed = {(node.module, alias.name) for node in ast.walk(door)
+             if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+    assert typed == {(module, name) for name, module in gdres.serving._HOME.items()}
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        gdres.serving.Nothing  # noqa: B018

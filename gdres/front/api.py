@@ -15,11 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from gdres.engine.worker import Worker
+from gdres import serving
 from gdres.errors import from_wire
 from gdres.requests.request import Item, Reply
-from gdres.serving.pool import Pool
-from gdres.serving.starter import Settings
 from gdres.settings import DEFAULT_TIMEOUT, MAX_REQUESTS, MAX_RSS, START_TIMEOUT
 
 if TYPE_CHECKING:
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
 
     from gdres.requests.models import Answers
     from gdres.requests.replies import Answer
-    from gdres.serving.starter import ImportShown
 
 StrPath = str | os.PathLike[str]
 """A path member of a typed method: a string or a pathlib.Path."""
@@ -58,14 +55,14 @@ class Bridge:
         max_requests: int | None = MAX_REQUESTS,
         max_rss: int | None = MAX_RSS,
         relative_to: str | None = None,
-        import_shown: Callable[[Path], ImportShown] | None = None,
+        import_shown: Callable[[Path], serving.ImportShown] | None = None,
     ) -> None:
         """`import_shown`: how an import of a project's assets is shown, made for each import from the
         project's root (default: lines on the `gdres` logger; gdres/serving/starter.py ImportShown)."""
-        self.settings = Settings(godot, timeout=timeout, verbose=verbose, auto_import=auto_import,
+        self.settings = serving.Settings(godot, timeout=timeout, verbose=verbose, auto_import=auto_import,
                                  start_timeout=start_timeout, max_requests=max_requests, max_rss=max_rss,
                                  relative_to=relative_to, import_shown=import_shown)
-        self._pool = Pool(self.settings, jobs=jobs)
+        self._pool = serving.Pool(self.settings, jobs=jobs)
 
     def __enter__(self) -> Bridge:
         return self
@@ -114,7 +111,7 @@ class Bridge:
         """Return whether the next reply of the running `batch()` is there without waiting."""
         return self._pool.ready()
 
-    def prewarm(self, project_path: str, count: int = 1, *, wait: bool = False) -> list[Worker]:
+    def prewarm(self, project_path: str, count: int = 1, *, wait: bool = False) -> list[serving.Worker]:
         """Start the engines that will serve a project (up to `count`, those running included) and
         return them; with `wait`, once they are ready. Raises the BridgeError a request for the
         project would get (a project that is not one, no Godot)."""

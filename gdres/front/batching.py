@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from gdres import serving
 from gdres.front import command, inputs
 from gdres.front.command import EXIT_ERROR, EXIT_OK, UsageError
 from gdres.front.progress import Progress, bar_wanted, log_to_stderr
@@ -57,13 +58,11 @@ def _batch_some(args: argparse.Namespace, jobs: int, processes: int, want_progre
         texts = list(inputs.request_lines(lines))
     numbers: Sequence[int] = range(1, len(texts) + 1)
     if args.shard is not None:
-        from gdres.serving import shards
-
         try:
-            shard, count = shards.parse_shard(args.shard, os.environ.get("JOB_COMPLETION_INDEX"))
+            shard, count = serving.parse_shard(args.shard, os.environ.get("JOB_COMPLETION_INDEX"))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        numbers = shards.shard_lines(texts, shard, count, os.getcwd())
+        numbers = serving.shard_lines(texts, shard, count, os.getcwd())
     copies = {number: earlier[number] for number in numbers if number in earlier}
     if copies:
         sys.stderr.write(f"gdres: {len(copies)} line{'s' if len(copies) != 1 else ''} answered ok in "
@@ -131,14 +130,12 @@ def _numbered(numbers: Iterable[int], replies: Iterable[tuple[bool, Any]],
 def _batch_parts(args: argparse.Namespace, jobs: int, processes: int, lines: Iterable[str], numbers: Iterable[int],
                  copies: dict[int, _Copy], progress: Progress) -> int:
     """Serve the batch through `processes` bridge processes sharing `jobs` engines (serving/fleet.py)."""
-    from gdres.serving.fleet import Fleet, part_argv, shares
-
     log_to_stderr()
     options = [f"--timeout={args.timeout!r}"]
     options += [f"--godot={args.godot}"] if args.godot is not None else []
     options += ["--verbose"] if args.verbose else []
     options += ["--no-import"] if args.no_import else []
-    fleet = Fleet(part_argv(options), shares(jobs, processes), os.getcwd())
+    fleet = serving.Fleet(serving.part_argv(options), serving.shares(jobs, processes), os.getcwd())
     # A pipe may pause between lines: each goes to its part at once; a file's are sent a few at a time.
     replies = fleet.map(lines, eager=args.file == "-" or not os.path.isfile(args.file))
     try:

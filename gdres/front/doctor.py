@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any
 
+from gdres import serving
 from gdres.errors import BridgeError
 from gdres.front import command, progress
 from gdres.front.command import EXIT_ERROR, EXIT_OK
@@ -15,13 +16,12 @@ from gdres.requests import paths
 
 
 def doctor(godot: str | None, project: str | None, as_json: bool) -> int:
-    from gdres.engine import godot as engines
-    from gdres.engine import wall
-
+    """Say which Godot is used (and every one found), whether `project` is one, and whether the
+    wall is up; print the report, as JSON with `as_json`."""
     progress.log_to_stderr()
     report: dict[str, Any] = {"op": "doctor"}
     ok = True
-    survey = engines.survey(godot)
+    survey = serving.survey(godot)
     candidates = [finding.to_json() for finding in survey.findings]
     if survey.engine is not None:
         source = next(finding.source for finding in survey.findings if finding.chosen)
@@ -41,7 +41,7 @@ def doctor(godot: str | None, project: str | None, as_json: bool) -> int:
         except BridgeError as exc:
             report["project"] = {"path": project, "valid": False, "error": exc.to_wire()}
             ok = False
-    up, detail = wall.status()
+    up, detail = serving.wall_status()
     report["wall"] = {"up": up, "detail": detail}
     report["result"] = "ok" if ok else "error"
     if as_json:
@@ -57,24 +57,15 @@ def import_assets(args: argparse.Namespace) -> int:
     progress bar; print one reply."""
     from pathlib import Path  # not at the top: a warm run's own process loads no pathlib
 
-    from gdres.engine import godot as engines
-    from gdres.serving import imports
-
     progress.log_to_stderr()
     reply: dict[str, Any] = {"op": "import", "project_path": args.project}
     try:
         root = Path(paths.project_root(args.project, os.getcwd()))
-        engine = engines.probe(engines.find_godot(args.godot))
-        pack = engines.settings_pack(engine)
+        shown = progress.ImportBar(root) if progress.bar_wanted(args.progress) else serving.LoggedImport(root)
+        outcome = serving.import_everything(args.godot, root, args.timeout, shown)
     except BridgeError as exc:
         command.print_json({**reply, "result": "error", "error": exc.to_wire()})
         return EXIT_ERROR
-    from gdres.serving.starter import LoggedImport
-
-    shown = progress.ImportBar(root) if progress.bar_wanted(args.progress) else LoggedImport(root)
-    outcome = imports.import_project(engine, root, pack, max(args.timeout, imports.IMPORT_TIMEOUT),
-                                     imports.stamp(root), lambda assets: shown.start(assets, ""), shown.update)
-    shown.close(imported=bool(outcome.imported))
     reply.update(imported=len(outcome.imported), refused=outcome.refused)
     why = outcome.why_not()
     if why is None:

@@ -23,7 +23,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from gdres.engine import godot as engines
+from gdres import serving
 from gdres.errors import BridgeError, InvalidRequest
 from gdres.front.api import Bridge
 from gdres.requests.models import REPLIES, REQUEST_MODELS, request_schema
@@ -234,7 +234,7 @@ class ToolServer:
 def serve(bridge: Bridge, project: str | None = None, allow_scripts: bool = False) -> None:
     """Serve the operations as MCP tools on stdio until the client disconnects."""
     try:
-        engines.probe(engines.find_godot(bridge.settings.godot))
+        serving.check_engine(bridge.settings.godot)
     except BridgeError as exc:
         # A client shows the server's stderr in its logs: say it there, at once, not on the first call.
         log.error("gdres mcp: %s; every tool call will answer %s until that is fixed", exc.message, exc.code)

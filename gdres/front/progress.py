@@ -31,9 +31,9 @@ class ImportBar:
     clock stopped until the import ends."""
 
     def __init__(self, root: Path, batch: Progress | None = None) -> None:
-        from gdres.serving.starter import LoggedImport
+        from gdres import serving
 
-        self.logged = LoggedImport(root)
+        self.logged = serving.LoggedImport(root)
         self.batch = batch.bar if batch is not None else None
         self.bar: Any = None
 

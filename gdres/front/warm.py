@@ -469,10 +469,9 @@ def end_on_sigterm() -> None:
     """Have SIGTERM end this process as a Ctrl-C would, its cleanup run: in a pool's loop, at the
     loop's next safe point (serving/pool.py; raised where it landed, it could leave the request in
     flight to wait out its deadline), elsewhere at once."""
-    from gdres import platform
-    from gdres.serving.pool import on_interrupt
+    from gdres import platform, serving
 
-    platform.on_sigterm(on_interrupt)
+    platform.on_sigterm(serving.on_interrupt)
 
 
 class _Place:

@@ -209,6 +209,31 @@ class Starter:
         return why is None, why
 
 
+def survey(godot: str | None) -> engines.Survey:
+    """Every Godot found, in search order, and which one a Bridge told `godot` would use (or why none)."""
+    return engines.survey(godot)
+
+
+def check_engine(godot: str | None) -> None:
+    """Raise the BridgeError every request would get for want of a usable Godot (`godot` or found)."""
+    engines.probe(engines.find_godot(godot))
+
+
+def wall_status() -> tuple[bool, str]:
+    """Whether the wall engines run behind is up on this system, and what it is."""
+    return wall.status()
+
+
+def import_everything(godot: str | None, root: Path, timeout: float, shown: ImportShown) -> imports.Outcome:
+    """Import every asset of project `root` (a real path) not imported yet, behind the wall, as a
+    request's import does; raise the BridgeError of a Godot that is missing or unusable."""
+    engine = engines.probe(engines.find_godot(godot))
+    outcome = imports.import_project(engine, root, engines.settings_pack(engine), max(timeout, imports.IMPORT_TIMEOUT),
+                                     imports.stamp(root), lambda assets: shown.start(assets, ""), shown.update)
+    shown.close(imported=bool(outcome.imported))
+    return outcome
+
+
 class ImportShown(Protocol):
     """How an import of a project's assets is shown as it runs."""
 
