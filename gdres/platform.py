@@ -223,7 +223,7 @@ def current() -> System:
 def detach() -> None:
     """Go on in a child process and end this one at once (exit status 0): the child, adopted by the
     system, outlives whoever started this process without being left for it to reap (a warm host,
-    front/warm.py). POSIX only, and before any thread is started."""
+    front/warm_host.py). POSIX only, and before any thread is started."""
     if os.fork() != 0:
         os._exit(0)
 

@@ -22,7 +22,7 @@ import pytest
 from conftest import engine_processes
 from gdres import Bridge
 from gdres.engine.process import EngineProcess
-from gdres.front import warm
+from gdres.front import warm_host
 
 KILLS = 55
 TARGETS = ["materials/base.tres", "materials/old_a.tres", "materials/old_b.tres",
@@ -220,7 +220,7 @@ def test_a_ctrl_c_inside_the_bridge_s_own_hand_over_stops_the_batch_at_once(godo
 def test_a_sigterm_to_a_warm_host_inside_the_hand_over_stops_its_request_at_once(godot_bin: str, project: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                                  at: int, sigint: str) -> None:
-    # A warm host (front/warm.py) ends on SIGTERM. Raised where it landed, as SystemExit, it had the
+    # A warm host (front/warm_host.py) ends on SIGTERM. Raised where it landed, as SystemExit, it had the
     # Ctrl-C's hazard above: the request in flight waited out its deadline (7 s here). It is now
     # taken as a Ctrl-C is, whatever SIGINT does in the host (a host started from a shell's
     # background job inherits it ignored).
@@ -228,7 +228,7 @@ def test_a_sigterm_to_a_warm_host_inside_the_hand_over_stops_its_request_at_once
         signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored" else lambda signum, frame: None)
     previous = signal.getsignal(signal.SIGTERM)
     try:
-        warm.end_on_sigterm()
+        warm_host.end_on_sigterm()
         with pytest.raises(KeyboardInterrupt):
             _signal_inside_the_hand_over(godot_bin, project, monkeypatch, at, signal.SIGTERM)
     finally:

@@ -30,7 +30,8 @@ LAYERS = {
     "serving/starter": 2,
     "serving/slot": 3,
     "serving/pool": 4, "serving/fleet": 4, "serving/shards": 5,
-    "front/api": 0, "front/progress": 0, "front/command": 1, "front/mcp": 1, "front/warm": 1, "front/inputs": 2,
+    "front/api": 0, "front/progress": 0, "front/command": 1, "front/mcp": 1, "front/warm": 1, "front/warm_host": 2,
+    "front/inputs": 2,
     "front/doctor": 2, "front/batching": 3, "front/cli": 4,
     "__init__": 9, "__main__": 9,
 }

@@ -39,7 +39,7 @@ def hosts(cache: Path) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         try:
-            if "gdres.front.warm" in (process.info["cmdline"] or []) and str(cache) in process.cwd():
+            if "gdres.front.warm_host" in (process.info["cmdline"] or []) and str(cache) in process.cwd():
                 found.append(process)
         except psutil.Error:
             pass  # gone meanwhile
@@ -318,7 +318,7 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     (project / "sub").mkdir()
     reply = warm_run(material("..", "materials/api2.tres"), relative_to=str(project / "sub"), timeout=30)
     assert reply["result"] == "ok" and (project / "materials/api2.tres").is_file()
-    assert not [child for child in psutil.Process().children() if "gdres.front.warm" in cmdline(child)]
+    assert not [child for child in psutil.Process().children() if "gdres.front.warm_host" in cmdline(child)]
     reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
 
@@ -438,6 +438,7 @@ def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypat
     import logging
 
     from gdres.front import warm as warm_module
+    from gdres.front import warm_host
 
     # Kept from pytest's capture, which cannot carry text that is not Unicode between its processes.
     monkeypatch.setattr(logging.getLogger("gdres"), "propagate", False)
@@ -445,8 +446,8 @@ def test_what_the_host_cannot_send_as_a_note_leaves_the_request_served(monkeypat
     answers: list[object] = []
     host, client = socket.socketpair()
     with host, client:
-        host.sendall(warm_module._TAKEN)
-        with warm_module._notes_to(host) as notes:
+        host.sendall(warm_module.TAKEN)
+        with warm_host._notes_to(host) as notes:
             logging.getLogger("gdres").warning("gdres: wrote icons/r\udce9d.png.import")
             for _ in range(20_000):  # far beyond what the socket's buffer holds
                 logging.getLogger("gdres").warning("gdres: importing: %s", "x" * 200)

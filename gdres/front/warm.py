@@ -2,7 +2,7 @@
 
 A cold `run` spends ~0.5 s before its request: the engine starts and compiles the bridge's GDScript
 (~0.3 s of it). With `--warm`, the first `run` on a project starts a host process
-(`python -m gdres.front.warm`) holding a Bridge and its engine for that project, and every
+(`python -m gdres.front.warm_host`) holding a Bridge and its engine for that project, and every
 later one hands its request to that host and prints the reply: the engine is already up.
 
 The host listens on a Unix socket (never a network one) in a folder only its user can open:
@@ -16,7 +16,7 @@ can be imported in its place. It serves one request at a time, each as
 `Bridge.run()` serves it (the same checks, locks, journal recovery and replies as a cold run), for
 its own project only, and ends once no request has come for its idle time (GDRES_WARM_IDLE
 seconds, default 600). What the bridge logs on the serving thread while the host serves a request
-goes to that request's client too, a line each before the reply, without waiting on it (_notes_to(),
+goes to that request's client too, a line each before the reply, without waiting on it (warm_host.py _notes_to(),
 _answer()): an import's progress shows where a cold run shows it. A host serves requests only with
 the settings it was started with (_settings(), the key ask_host() makes of them:
 the project, the Godot chosen and what would choose one, --timeout, --no-import, the umask, the
@@ -38,7 +38,7 @@ import socket
 import stat
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from gdres.errors import BridgeError, EngineCrashed
 from gdres.requests import paths
@@ -48,17 +48,16 @@ from gdres.version import __version__
 # Types only (the module docstring says why). Type checkers take any TYPE_CHECKING as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import logging
     from typing import Any
 
 IDLE_DEFAULT = 600.0
 """Seconds a host waits for its next request before it ends (GDRES_WARM_IDLE overrides)."""
-_START_WAIT = 30.0
-_MESSAGE_MAX = 256 << 20
+START_WAIT = 30.0
+MESSAGE_MAX = 256 << 20
 _SOCKET_PATH_MAX = 100
-_NOTE = b'{"note": '
-"""How a line from a host that is a note starts (_notes_to() writes them; a reply starts otherwise)."""
-_TAKEN = b'{"taken": true}\n'
+NOTE = b'{"note": '
+"""How a line from a host that is a note starts (warm_host.py _notes_to() writes them; a reply starts otherwise)."""
+TAKEN = b'{"taken": true}\n'
 """The line a host sends once it takes a request, before serving it."""
 _WARNING = 30
 _CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -109,7 +108,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         f"{text}{cwd}".encode()
     except UnicodeEncodeError:
         return None  # not UTF-8 (a name from the system in another encoding): served cold
-    root = _project(text, cwd)
+    root = project_of(text, cwd)
     if root is None:
         return None
 
@@ -133,7 +132,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
         return None
     with connection:
         token = _read_token(place["token"])
-        if not _same_user(connection) or token is None:
+        if not same_user(connection) or token is None:
             say(f"the warm host at {address} is not this user's: served without it")
             return None
         data = json.dumps({"key": key, "token": token, "cwd": cwd, "request": text}, ensure_ascii=False).encode()
@@ -156,7 +155,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     return reply
 
 
-def _project(text: str, cwd: str) -> str | None:
+def project_of(text: str, cwd: str) -> str | None:
     """The real project folder a request names, or None (not a request, no project, allow_scripts)."""
     try:
         request = json.loads(text)
@@ -231,7 +230,7 @@ def _settings(root: str, godot: str | None, timeout: float, auto_import: bool, c
     named = os.path.join(cwd, godot) if godot is not None and os.sep in godot else godot
     return {"root": root, "godot": named, "timeout": float(timeout), "import": auto_import,
             "environment": environment, "umask": _umask(), "machine": socket.gethostname(),
-            "python": sys.executable, "code": _code()}
+            "python": sys.executable, "code": code()}
 
 
 def _umask() -> int:
@@ -248,7 +247,7 @@ def _umask() -> int:
     return umask
 
 
-def _code() -> list[Any]:
+def code() -> list[Any]:
     """The bridge's code: where it is, its version and the newest time of its files."""
     return [_CODE, __version__, _code_times()]
 
@@ -307,27 +306,27 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
 
     address, log = place["sock"], place["log"]
     try:
-        with FileLock(os.path.join(folder, "start.lock"), timeout=_START_WAIT):
+        with FileLock(os.path.join(folder, "start.lock"), timeout=START_WAIT):
             connection = _connect(address)
             if connection is not None:
                 return connection
             if os.path.lexists(address):
                 os.unlink(address)  # a host that is gone: nothing answers there
-            say(f"starting a warm host for {settings['root']} (it ends after {_idle():g} s without a request; "
+            say(f"starting a warm host for {settings['root']} (it ends after {idle():g} s without a request; "
                 f"its log: {log})")
             environment = {**os.environ, **settings["environment"]}
             output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
             try:
                 # From the hosts folder, so that `-m` puts no project folder on the host's sys.path.
                 launcher = subprocess.Popen(
-                    [sys.executable, "-m", "gdres.front.warm"], stdin=subprocess.PIPE,
+                    [sys.executable, "-m", "gdres.front.warm_host"], stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, stderr=output, cwd=folder, env=environment,
                     **platform.current().popen_options())
             finally:
                 os.close(output)
             try:
                 launcher.communicate(json.dumps({"key": key, "place": place, **settings}).encode(),
-                                     timeout=_START_WAIT)
+                                     timeout=START_WAIT)
             except subprocess.TimeoutExpired:
                 launcher.kill()
                 launcher.wait()
@@ -342,22 +341,13 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
     return None
 
 
-def _idle() -> float:
+def idle() -> float:
     """The host's idle time: GDRES_WARM_IDLE seconds when that is a positive number."""
     try:
         idle = float(os.environ.get("GDRES_WARM_IDLE") or IDLE_DEFAULT)
     except ValueError:
         return IDLE_DEFAULT
     return idle if 0 < idle < float("inf") else IDLE_DEFAULT
-
-
-def _read_all(connection: socket.socket) -> bytes:
-    """Every byte until the other end stops sending (no more than _MESSAGE_MAX and a bit)."""
-    chunks, size = [], 0
-    while size <= _MESSAGE_MAX and (chunk := connection.recv(1 << 16)):
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
 
 
 def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) -> tuple[bool, Any]:
@@ -367,11 +357,11 @@ def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) ->
     taken = False
     try:
         with connection.makefile("rb") as lines:
-            while line := lines.readline(_MESSAGE_MAX):
-                if line == _TAKEN:
+            while line := lines.readline(MESSAGE_MAX):
+                if line == TAKEN:
                     taken = True
                     continue
-                note = line.startswith(_NOTE)
+                note = line.startswith(NOTE)
                 try:
                     message = json.loads(line)
                 except (ValueError, RecursionError):
@@ -388,7 +378,7 @@ def _answer(connection: socket.socket, on_note: Callable[[int, str], object]) ->
     return taken, None
 
 
-def _same_user(connection: socket.socket) -> bool:
+def same_user(connection: socket.socket) -> bool:
     """Whether the other end runs as this user (Linux tells; elsewhere the folder's checks alone
     keep other users out)."""
     if not hasattr(socket, "SO_PEERCRED"):
@@ -408,10 +398,6 @@ def _crashed(text: str, message: str) -> dict[str, Any]:
     return refuse(source, EngineCrashed(message))
 
 
-def _note(message: str) -> None:
-    sys.stderr.write(f"gdres: {message}\n")
-
-
 def _log(level: int, message: str) -> None:
     """Log a host's note as the bridge's own message (what a cold warm_run() would have logged)."""
     import logging
@@ -419,214 +405,3 @@ def _log(level: int, message: str) -> None:
     import gdres.serving  # noqa: F401  (its logger's NullHandler: quiet unless logging is configured)
 
     logging.getLogger("gdres").log(level, message)
-
-
-# ----- the host ----------------------------------------------------------------------------------
-
-
-def host() -> int:
-    """Read the host's settings from stdin, listen, and go on in a process of its own (this one exits
-    0 once the socket listens, 1 when this host is not to serve); serve until no request comes for
-    the idle time."""
-    import logging
-    import secrets
-
-    from gdres import platform
-
-    # Imported before this process says it listens: a host that cannot import its code never serves.
-    from gdres.front.api import Bridge
-
-    settings = json.loads(sys.stdin.buffer.read())
-    if settings["code"] != _code() or settings["python"] != sys.executable:
-        _note("this host's code is not the code of the run that started it (an upgrade going on?)")
-        return 1
-    settings["secret"] = secrets.token_hex(32)
-    place = _Place(settings)
-    platform.detach()
-    try:
-        end_on_sigterm()
-        logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO, stream=sys.stderr)
-        home = os.getcwd()
-        with Bridge(settings["godot"], timeout=settings["timeout"], auto_import=settings["import"]) as bridge:
-            # No Godot, or no project any more: each request then gets its error reply.
-            with contextlib.suppress(BridgeError):
-                bridge.prewarm(settings["root"], 1)
-            _serve_queue(bridge, place.listener, _idle(), settings, home)
-            # Gone from its address first, so that no new request comes; then those queued are served.
-            place.leave()
-            _serve_queue(bridge, place.listener, 0, settings, home)
-    except KeyboardInterrupt:
-        return 0  # SIGTERM (or SIGINT): ended as an exit ends it, its engines stopped; its log kept
-    finally:
-        platform.on_sigterm(None)  # ending already: another SIGTERM would only cut the cleanup short
-        place.leave()
-    # Ended as planned: its log holds nothing anyone needs.
-    place.forget_log()
-    return 0
-
-
-def end_on_sigterm() -> None:
-    """Have SIGTERM end this process as a Ctrl-C would, its cleanup run: in a pool's loop, at the
-    loop's next safe point (serving/pool.py; raised where it landed, it could leave the request in
-    flight to wait out its deadline), elsewhere at once."""
-    from gdres import platform, serving
-
-    platform.on_sigterm(serving.on_interrupt)
-
-
-class _Place:
-    """Where a host is found: its socket, and beside it the secret its clients must send (a file only
-    this user can read: engines, which can reach the socket through the wall, cannot), and its log."""
-
-    def __init__(self, settings: dict[str, Any]) -> None:
-        self.address, self.token, self.log = (settings["place"][kind] for kind in ("sock", "token", "log"))
-        umask = os.umask(0o077)
-        try:
-            handle = os.open(self.token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with open(handle, "w", encoding="ascii") as file:
-                file.write(settings["secret"])
-            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.listener.bind(self.address)
-        finally:
-            os.umask(umask)
-        self.listener.listen(64)
-        self._ours = {path: os.stat(path).st_ino for path in (self.address, self.token)}
-        self._log = os.fstat(sys.stderr.fileno()).st_ino
-
-    def leave(self) -> None:
-        """Remove the socket and the secret, once, each only while it is still this host's (a newer
-        host may have taken the address since)."""
-        for path, inode in self._ours.items():
-            with contextlib.suppress(OSError):
-                if os.stat(path).st_ino == inode:
-                    os.unlink(path)
-        self._ours = {}
-
-    def forget_log(self) -> None:
-        with contextlib.suppress(OSError):
-            if os.stat(self.log).st_ino == self._log:
-                os.unlink(self.log)
-
-
-def _serve_queue(bridge: Any, listener: socket.socket, wait: float, settings: dict[str, Any], home: str) -> None:
-    """Serve each client until none comes within `wait` seconds (0: those already waiting)."""
-    listener.settimeout(wait)
-    while True:
-        try:
-            connection, _ = listener.accept()
-        except OSError:
-            return
-        _serve(bridge, connection, settings, home)
-
-
-def _serve(bridge: Any, connection: socket.socket, settings: dict[str, Any], home: str) -> None:
-    """Serve one client: its request's reply, or {"host": "other"} for one this host is not to serve
-    (the client serves it itself), or {"host": "failed"}."""
-    import logging
-
-    answer: dict[str, Any] = {"host": "other"}
-    notes: _Notes | None = None
-    with connection:
-        connection.setblocking(True)
-        connection.settimeout(_START_WAIT)
-        try:
-            if not _same_user(connection):
-                return
-            request = _request(connection, settings)
-            if request is not None:
-                # Said before anything of it is served: a client that never reads it (this host ended
-                # with the client still queued) knows that nothing was, and serves the request itself.
-                with contextlib.suppress(OSError):
-                    connection.sendall(_TAKEN)
-                with _notes_to(connection) as notes:
-                    answer = bridge.run(request)
-        except Exception:
-            logging.getLogger("gdres").exception("the warm host failed on a request")
-            answer = {"host": "failed"}
-        finally:
-            try:
-                os.chdir(home)
-            except OSError:
-                os.chdir("/")
-        # A note cut short (its client was not reading) ends where the reply's own line begins, even
-        # when the request failed after it.
-        start = notes.reply_start if notes is not None else b""
-        with contextlib.suppress(OSError):
-            # ASCII: a message may hold text that is not Unicode (a file name in another encoding).
-            connection.sendall(start + (json.dumps(answer) + "\n").encode())
-
-
-class _Notes:
-    """Sends the client what the bridge logs while its request is served, a note a line: only what
-    the serving thread logs, and without waiting (a client that does not read loses notes, and the
-    host does not stall on it)."""
-
-    def __init__(self, connection: socket.socket) -> None:
-        import threading
-
-        self.connection: socket.socket | None = connection
-        self.thread = threading.get_ident()
-        self.reply_start = b""
-        """What the reply's line starts with: a new line where a note went out in part."""
-
-    def send(self, record: logging.LogRecord, handler: logging.Handler) -> None:
-        if record.thread != self.thread or self.connection is None:
-            return
-        try:
-            # ASCII: a message may hold text that is not Unicode (a file name in another encoding).
-            line = (json.dumps({"note": record.getMessage(), "level": record.levelno}) + "\n").encode()
-            sent = self.connection.send(line, socket.MSG_DONTWAIT)
-        except OSError:
-            sent = 0  # the client reads nothing now (or is gone): no more notes for it
-        except Exception:
-            handler.handleError(record)
-            return
-        if sent < len(line):
-            self.connection = None
-            if sent:
-                self.reply_start = b"\n"
-
-
-@contextlib.contextmanager
-def _notes_to(connection: socket.socket) -> Iterator[_Notes]:
-    """Send the client, as a note each, what the bridge logs meanwhile: where a cold run shows it."""
-    import logging
-
-    notes = _Notes(connection)
-
-    class Handler(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            notes.send(record, self)
-
-    handler = Handler()
-    logger = logging.getLogger("gdres")
-    logger.addHandler(handler)
-    try:
-        yield notes
-    finally:
-        logger.removeHandler(handler)
-
-
-def _request(connection: socket.socket, settings: dict[str, Any]) -> str | None:
-    """The request a client sent, with this host's folder changed to the client's; None for a message
-    this host is not to serve: not whole, with other settings, or on another project."""
-    import hmac  # here, in the host: ~5 ms of every warm run's client otherwise
-
-    try:
-        data = _read_all(connection)
-        message = json.loads(data) if len(data) <= _MESSAGE_MAX else None
-        if not (isinstance(message, dict) and message.get("key") == settings["key"]
-                and isinstance(message.get("token"), str)
-                and hmac.compare_digest(message["token"].encode(), settings["secret"].encode())
-                and isinstance(message.get("cwd"), str) and isinstance(message.get("request"), str)
-                and os.path.isabs(message["cwd"])):
-            return None
-        os.chdir(message["cwd"])
-    except (OSError, ValueError, RecursionError):
-        return None
-    request: str = message["request"]
-    return request if _project(request, message["cwd"]) == settings["root"] else None
-
-
-if __name__ == "__main__":
-    sys.exit(host())

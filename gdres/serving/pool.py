@@ -41,7 +41,7 @@ blocked writing them out), and in the loop's long waits that hold no hand-over (
 another process's journal), it is raised at once, as Python raises it; so is a second one: whoever
 presses Ctrl-C twice does not want to wait. One noted while the batch ended for another reason is
 raised once the loop is done (but not by a generator the garbage collector closes, which Python
-lets raise nothing). A warm host takes SIGTERM as a Ctrl-C (front/warm.py).
+lets raise nothing). A warm host takes SIGTERM as a Ctrl-C (front/warm_host.py).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ reply by a caller that never closed it stays until it is closed, and notes no SI
 
 def on_interrupt(signum: int, frame: object) -> None:
     """Python's own SIGINT handler, but while a pool's loop code runs in the main thread: note the
-    interrupt there and wake the loop. A warm host takes SIGTERM so too (front/warm.py)."""
+    interrupt there and wake the loop. A warm host takes SIGTERM so too (front/warm_host.py)."""
     pool = next((pool for pool in reversed(_LOOPS) if pool._in_loop), None)
     if pool is None or pool._interrupted:
         # Raised now, it answers any interrupt noted before it: two presses, one KeyboardInterrupt.
