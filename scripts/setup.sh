@@ -30,9 +30,9 @@ if [[ ! -e $STAMP || $REPO/pyproject.toml -nt $STAMP ]]; then
 fi
 
 # Host packages the tests need, installed where apt is the package manager: libfuse 3 for the
-# case-insensitive FUSE file system of tests/test_casefold.py (tests/casefold_fs.py), and strace,
+# case-insensitive FUSE file system of tests/engine/test_casefold.py (tests/casefold_fs.py), and strace,
 # with which the load gate's tests watch what the engine really opens (tests/opened.py), and GNU
-# parallel, whose recipe in docs/scaling.md tests/test_scaling_recipes.py runs.
+# parallel, whose recipe in docs/scaling.md tests/engine/test_scaling_recipes.py runs.
 if [[ $FOR != demo && $FOR != lint && $(uname -s) == Linux ]] && command -v apt-get >/dev/null; then
     missing=()
     dpkg-query -W -f='${Status}' libfuse3-3 2>/dev/null | grep -q 'ok installed' || missing+=(libfuse3-3)

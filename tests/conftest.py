@@ -23,6 +23,8 @@ from gdres.engine.godot import find_godot
 from gdres.errors import EngineNotFound
 from opened import Watched
 
+pytest_plugins = ["fake_windows"]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
 FAKE = Path(__file__).parent / "fake_engine.py"
@@ -34,13 +36,19 @@ ENGINE_FIXTURES = {"godot_bin"}
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Put every test in one tier: `engine` when it runs the real Godot (it asks for godot_bin, or
-    says so), else `unit`. A test marked unit that asks for Godot is an error, not a quiet move."""
+    says so), else `unit`. A test marked unit that asks for Godot, one in both tiers, and one in the
+    folder of the other tier (tests/unit, tests/engine) are errors, not quiet moves."""
     for item in items:
         needs_godot = bool(ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())))
         if item.get_closest_marker("unit") is not None and needs_godot:
             raise pytest.UsageError(f"{item.nodeid} is marked unit but asks for Godot")
+        if item.get_closest_marker("unit") is not None and item.get_closest_marker("engine") is not None:
+            raise pytest.UsageError(f"{item.nodeid} is in both tiers (marked unit, and engine by its module)")
         if item.get_closest_marker("engine") is None and item.get_closest_marker("unit") is None:
             item.add_marker(pytest.mark.engine if needs_godot else pytest.mark.unit)
+        tier = "engine" if item.get_closest_marker("engine") is not None else "unit"
+        if item.path.parent.name != tier:
+            raise pytest.UsageError(f"{item.nodeid} is in the {tier} tier: its place is tests/{tier}/")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -251,7 +259,8 @@ def engine_confine(godot_bin: str, root: Path, texts: list[str], work: Path) -> 
     assert "SCRIPT ERROR" not in output, output[output.find("SCRIPT ERROR"):][:2000]
     lines = done.stdout.decode().splitlines()
     assert lines and lines[-1] == "DONE", output[-2000:]
-    answers = [json.loads(line) for line in lines if line.startswith("{")]
+    # strict=False: the engine's JSON.stringify leaves control characters in a message unescaped.
+    answers = [json.loads(line, strict=False) for line in lines if line.startswith("{")]
     assert len(answers) == len(texts)
     return answers
 
@@ -274,3 +283,50 @@ def ctrl_c() -> Iterator[None]:
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of the test's own: versions are cached per binary, and each test asks its stand-ins afresh."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A home folder for a test that looks for Godot where its installers put it."""
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path) -> Path:
+    """A folder to put on PATH."""
+    (tmp_path / "bin").mkdir()
+    return tmp_path / "bin"
+
+
+PATH_TABLE_MATERIAL = '[gd_resource type="StandardMaterial3D" format=3]\n\n[resource]\nresource_name = "%s"\n'
+"""A material named by its %s (tests/unit and tests/engine test_path_table.py)."""
+
+
+@pytest.fixture(scope="module")
+def walled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project holding mat.tres and the links the rows name, with a secret beside it."""
+    base = tmp_path_factory.mktemp("table")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.tres").write_text(PATH_TABLE_MATERIAL % "SECRET-OUTSIDE")
+    project = base / "project"
+    (project / ".godot").mkdir(parents=True)
+    (project / "project.godot").write_text("config_version=5\n")
+    (project / ".godot" / "x.tres").write_text(PATH_TABLE_MATERIAL % "SECRET-IN-DOT-GODOT")
+    (project / "mat.tres").write_text(PATH_TABLE_MATERIAL % "mat")
+    (project / "other.tres").write_text(PATH_TABLE_MATERIAL % "other")
+    links = {
+        "in_link.tres": "mat.tres", "self": ".", "out_link.tres": str(outside / "secret.tres"),
+        "out_dir": str(outside), "loop.tres": "loop.tres", "godot_link.tres": ".godot/x.tres",
+        "godot_dir": ".godot", "godot_abs": str(project / ".godot"), "project_link.tres": "project.godot",
+    }
+    for name, target in links.items():
+        (project / name).symlink_to(target)
+    return project

@@ -316,7 +316,7 @@ def binary_cases(project: Path, godot: str) -> list[Case]:
         Case("binary_unknown_format", "binary_unknown.res",
              {"binary_unknown.res": data[:16] + struct.pack("<I", 99) + data[20:]}, engine_runs_it=False),
         # An uncompressed body behind the compressed magic: its "block size" is 0, as the engine's
-        # loader finds too. (Real compressed files are read: tests/test_binary_format.py.)
+        # loader finds too. (Real compressed files are read: tests/engine/test_binary_format.py.)
         Case("binary_compressed", "binary_compressed.res", {"binary_compressed.res": b"RSCC" + data[4:]},
              engine_runs_it=False, refused_with="load_failed"),
     ]

@@ -31,7 +31,7 @@ def traced_godot(godot_bin: str, folder: Path, log: Path) -> tuple[str, Path]:
     wrapper = folder / "godot"
     # An import's engines run behind a wall of their own, which lets them write only the import's
     # shadow (gdres/serving/imports.py): they run untraced here (the log cannot be opened);
-    # tests/test_import_shadow.py traces a whole import from outside the wall.
+    # tests/engine/test_import_shadow.py traces a whole import from outside the wall.
     wrapper.write_text(
         "#!/bin/sh\n"
         f'if ! : >>"{log}" 2>/dev/null; then exec "{godot_bin}" "$@"; fi\n'

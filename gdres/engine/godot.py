@@ -18,7 +18,7 @@ from gdres.errors import EngineNotFound, EngineUnsupported
 from gdres.scripts import gdscript_dir
 from gdres.settings import cache_dir
 
-# The oldest Godot whose API has everything gdscript/ uses: tests/test_api_version.py holds it to that.
+# The oldest Godot whose API has everything gdscript/ uses: tests/unit/test_api_version.py holds it to that.
 MIN_VERSION = (4, 4)
 ENVIRONMENT = ("GODOT_BIN", "GODOT", "GODOT4")
 """Variables that name the Godot to use, after --godot and in this order."""

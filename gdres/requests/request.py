@@ -48,7 +48,7 @@ READ, WRITE = 0, 1
 ECHOED_PATHS = ("resource_path", "path", "save_path", "source_path", "dest_path", "scene_path", "node_path",
                 "parent_path", "instance", "shader_path")
 """Every request member naming a file or node, in the order an error reply lists them (a request
-that could not be parsed has no model to ask; tests/test_vocabulary.py holds this to the models)."""
+that could not be parsed has no model to ask; tests/unit/test_vocabulary.py holds this to the models)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ project's assets (imports.py), and the per-file locks of writes (locks.py).
 
 This package is also the one door from front/ to everything below it: front/ imports what it needs
 from here (`serving.Pool`, `serving.survey()`), never from serving's modules or from engine/
-(tests/test_layers.py holds it to that). Each name loads its module on first use, so the command
+(tests/unit/test_layers.py holds it to that). Each name loads its module on first use, so the command
 line pays for no module it does not use.
 """
 

@@ -9,7 +9,7 @@ extends RefCounted
 ## followed), as the operating system will follow them when the file is opened.
 ##
 ## confine() refuses the paths that property values name as gdres/requests/paths.py refuses request
-## members, with the same codes (tests/test_path_table.py runs one table of paths through both), by
+## members, with the same codes (tests/unit/test_path_table.py runs one table of paths through both), by
 ## one rule on every system (README, "Paths on every file system"): a path that some system Godot
 ## runs on would read as another file, or could not hold, is refused; the engine's own names are
 ## compared without regard to case; real() gives each name as the file system stores it.

@@ -3,7 +3,7 @@ extends SceneTree
 ## safety/binary_format.gd over each, and prints one JSON line per file, then "DONE".
 ##
 ## Run: godot --headless -s tests/gdscript/binary_format_check.gd -- <workdir>
-## Every file it writes is inside <workdir>. tests/test_binary_format.py reads the lines.
+## Every file it writes is inside <workdir>. tests/engine/test_binary_format.py reads the lines.
 ##
 ## Each line: {"case", "kind", "unreadable", "classes", "loads", "script_set", "note"}, where kind is
 ## "clean" (must be vouched for), "scripted" (must show a script), "broken" (must be refused) or

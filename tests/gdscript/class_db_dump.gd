@@ -1,6 +1,6 @@
 extends SceneTree
 ## What ClassDB says of each class named on the command line, as one JSON line, for
-## tests/test_class_info.py to hold class_info's replies against: the ancestry, every inheritor,
+## tests/engine/test_class_info.py to hold class_info's replies against: the ancestry, every inheritor,
 ## and each stored property ClassDB lists (type name, default, enum constants, range).
 ## Run: godot --headless -s tests/gdscript/class_db_dump.gd -- Class...
 
