@@ -17,6 +17,9 @@ measures, in one run:
      loads (`StandardMaterial3D.new()`, its properties set as typed values, `ResourceSaver.save`;
      the same for the box shape, the style box, load + duplicate + save, and load + list), written
      here for the benchmark and sharing no code with the bridge;
+     and the verified loop: the same, each save loaded back with CACHE_MODE_IGNORE and compared
+     (`var_to_bytes_with_objects` of what was saved against what loads), what a proven write costs
+     at the least;
   6. a generic plain loop: the same operations with the class named by the request and each value
      converted by the property's type (what a tool without the bridge's checks would do);
   and, for scale, two generic loops at once on halves of the batch: how much two engines gain over
@@ -155,7 +158,11 @@ static func _stored(resource: Resource, depth: int) -> Dictionary:
 
 # The limit: the same work with typed engine calls and nothing else.
 MINIMAL_OPS_GD = r'''extends RefCounted
-## One benchmark operation, minimal: typed objects, typed values, one save.
+## One benchmark operation, minimal: typed objects, typed values, one save. With `verify`, each save
+## is loaded back fresh and compared with what was saved (the verified loop).
+
+## Whether each save is loaded back (CACHE_MODE_IGNORE) and compared, as var_to_bytes_with_objects.
+static var verify: bool = false
 
 
 static func perform(op: Dictionary) -> String:
@@ -197,12 +204,19 @@ static func perform(op: Dictionary) -> String:
 
 static func _save(resource: Resource, path: String) -> String:
 	DirAccess.make_dir_recursive_absolute(path.get_base_dir())
-	return error_string(ResourceSaver.save(resource, path))
+	var saved: Error = ResourceSaver.save(resource, path)
+	if saved != OK or not verify:
+		return error_string(saved)
+	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	if loaded == null or var_to_bytes_with_objects(loaded) != var_to_bytes_with_objects(resource):
+		return "MISMATCH"
+	return error_string(saved)
 '''
 
 LOOP_GD = r'''extends SceneTree
 ## Every operation of the batch file in one engine process, no bridge: with bench_ops.gd (the generic
-## loop) or, given "minimal" after the file, bench_minimal.gd (the limit).
+## loop) or, given "minimal" or "verified" after the file, bench_minimal.gd (the limit, and the limit
+## with each save loaded back and compared).
 
 const Generic = preload("bench_ops.gd")
 const Minimal = preload("bench_minimal.gd")
@@ -211,12 +225,13 @@ const Minimal = preload("bench_minimal.gd")
 func _initialize() -> void:
 	var args: PackedStringArray = OS.get_cmdline_user_args()
 	var lines: PackedStringArray = FileAccess.get_file_as_string(args[0]).split("\n", false)
-	var ops: GDScript = Minimal if args.size() > 1 and args[1] == "minimal" else Generic
+	var ops: GDScript = Minimal if args.size() > 1 and args[1] in ["minimal", "verified"] else Generic
+	Minimal.verify = args.size() > 1 and args[1] == "verified"
 	var started: int = Time.get_ticks_usec()
 	var failed: int = 0
 	for line: String in lines:
 		var result: String = ops.perform(JSON.parse_string(line))
-		if result == "ERR_FILE_CANT_OPEN" or result == "unknown op":
+		if result in ["ERR_FILE_CANT_OPEN", "unknown op", "MISMATCH"]:
 			failed += 1
 	printerr("BENCH %d %d %d" % [lines.size(), failed, Time.get_ticks_usec() - started])
 	quit()
@@ -327,13 +342,14 @@ class Bench:
         jobs2 = self.batch(2)
         calls = self.calls()
         minimal = self.loops(1, minimal=True)
+        verified = self.loops(1, minimal=True, verified=True)
         generic = self.loops(1)
         two_loops = self.loops(2)
         rate = {"baseline": baseline["rate"], "run": run["rate"], "run_warm": warm["rate"],
                 "batch_jobs_1": jobs1["rate"], "node_edits": nodes["rate"],
                 "batch_atomic": atomic["rate"],
-                "batch_jobs_2": jobs2["rate"], "minimal_loop": minimal["rate"], "generic_loop": generic["rate"],
-                "two_generic_loops": two_loops["rate"]}
+                "batch_jobs_2": jobs2["rate"], "minimal_loop": minimal["rate"], "verified_loop": verified["rate"],
+                "generic_loop": generic["rate"], "two_generic_loops": two_loops["rate"]}
         return {
             "machine": machine(),
             "requests": len(self.requests),
@@ -342,6 +358,8 @@ class Bench:
             "ratios": {
                 "batch_jobs_1/baseline": rate["batch_jobs_1"] / rate["baseline"],
                 "batch_jobs_1/minimal_loop": rate["batch_jobs_1"] / rate["minimal_loop"],
+                "batch_jobs_1/verified_loop": rate["batch_jobs_1"] / rate["verified_loop"],
+                "verified_loop/minimal_loop": rate["verified_loop"] / rate["minimal_loop"],
                 "batch_jobs_1/generic_loop": rate["batch_jobs_1"] / rate["generic_loop"],
                 "batch_jobs_2/batch_jobs_1": rate["batch_jobs_2"] / rate["batch_jobs_1"],
                 "batch_atomic/batch_jobs_1": rate["batch_atomic"] / rate["batch_jobs_1"],
@@ -362,9 +380,11 @@ class Bench:
                        "node_edits": nodes["errors"],
                        "batch_atomic": atomic["errors"],
                        "batch_jobs_2": jobs2["errors"],
-                       "minimal_loop": minimal["errors"], "generic_loop": generic["errors"],
+                       "minimal_loop": minimal["errors"], "verified_loop": verified["errors"],
+                       "generic_loop": generic["errors"],
                        "two_generic_loops": two_loops["errors"]},
-            "loop_inner_seconds": {"minimal": minimal["inner"], "generic": generic["inner"]},
+            "loop_inner_seconds": {"minimal": minimal["inner"], "verified": verified["inner"],
+                                   "generic": generic["inner"]},
             "project": str(self.project),
             "folder": str(self.work),
         }
@@ -520,13 +540,14 @@ class Bench:
 
         return {"mcp": anyio.run(session), "api": api}
 
-    def loops(self, count: int, *, minimal: bool = False) -> dict[str, Any]:
+    def loops(self, count: int, *, minimal: bool = False, verified: bool = False) -> dict[str, Any]:
         """`count` engine processes at once, each running a plain GDScript loop over every count-th
-        request (as --jobs spreads them), writing to the same folders."""
+        request (as --jobs spreads them), writing to the same folders; `verified`: the minimal loop
+        with each save loaded back and compared."""
         self.clean()
         for part in range(count):
             (self.work / f"ops{part}.jsonl").write_text("".join(self.ops[part::count]))
-        kind = ["minimal"] if minimal else []
+        kind = ["verified"] if verified else ["minimal"] if minimal else []
         started = time.perf_counter()
         procs = [subprocess.Popen([self.godot, "--headless", "--path", str(self.project), "-s",
                                    str(self.scripts / "loop.gd"), "--", str(self.work / f"ops{part}.jsonl"), *kind],
@@ -621,6 +642,7 @@ def table(r: dict[str, Any]) -> str:
         ("3b. node edits on one scene, `batch --jobs 1`", f"{NODE_EDITS}", rate["node_edits"]),
         ("4. `gdres batch --jobs 2`", f"{r['requests']}", rate["batch_jobs_2"]),
         ("5. minimal typed loop, one engine (limit)", f"{r['requests']}", rate["minimal_loop"]),
+        ("5v. the same, each save loaded back fresh and compared", f"{r['requests']}", rate["verified_loop"]),
         ("6. generic plain loop, one engine", f"{r['requests']}", rate["generic_loop"]),
         ("two generic loops at once, half each (for scale)", f"{r['requests']}", rate["two_generic_loops"]),
     ]
@@ -631,6 +653,8 @@ def table(r: dict[str, Any]) -> str:
         f"- 3/1 = {ratio['batch_jobs_1/baseline']:,.0f}x (target >= 300x)",
         (f"- 3/5 = {ratio['batch_jobs_1/minimal_loop']:.2f} (target >= 0.45, issue 29); 3/6 = "
          f"{ratio['batch_jobs_1/generic_loop']:.2f}"),
+        (f"- 3/5v = {ratio['batch_jobs_1/verified_loop']:.2f} (a proven write against proving it; target >= 0.67, "
+         f"issue 47); 5v/5 = {ratio['verified_loop/minimal_loop']:.2f}"),
         f"- 3a/3 = {ratio['batch_atomic/batch_jobs_1']:.2f} (the cost of --atomic)",
         f"- 3b/3 = {ratio['node_edits/batch_jobs_1']:.2f} (node edits beside resource writes; target >= 0.5, issue 47)",
         (f"- 4/3 = {ratio['batch_jobs_2/batch_jobs_1']:.2f}; two generic loops reach "
