@@ -42,6 +42,14 @@ def path_rules() -> dict[str, Any]:
 
 
 @functools.cache
+def temp_name() -> str:
+    """The template of an engine's temp file's name (gdscript/files/temp_name.json, which the engine
+    side names them by): {file}, {pid}, {n} and {ext}."""
+    template: str = _table("files/temp_name.json")["template"]
+    return template
+
+
+@functools.cache
 def godot3_names() -> dict[str, Any]:
     """The Godot 3 class and property names Godot 4 renamed (gdscript/values/godot3_names.json,
     which the engine side suggests from too): {"classes": {old: new}, "properties": {old: [new, how]}}."""

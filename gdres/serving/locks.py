@@ -15,10 +15,11 @@ end: filelock leaves a lock file in place on Linux and macOS, where removing it 
 more than it offers). The locks are filelock's: `flock` on Linux and macOS, `msvcrt.locking` on
 Windows.
 
-The engine saves through a temp file `.<file>.<pid>-<n>.tmp.<ext>` beside the target and renames it
-over the target (gdscript/files/saving.gd). An engine killed between the two leaves the temp behind; once
-that engine is dead, `sweep()` removes the temps its pid left beside the files it was writing (the
-name is made in gdscript/files/atomic_write.gd); `sweep_ended()` those of engines whose bridge died.
+The engine saves through a temp file beside the target (named by gdscript/files/temp_name.json) and
+renames it over the target (gdscript/files/saving.gd). An engine killed between the two leaves the
+temp behind; once that engine is dead, `sweep()` removes the temps its pid left beside the files it
+was writing (the name is made in gdscript/files/atomic_write.gd from the same template);
+`sweep_ended()` those of engines whose bridge died.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterable
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from gdres.errors import SaveFailed, Timeout
 from gdres.requests import paths
+from gdres.scripts import temp_name
 from gdres.settings import cache_dir
 
 if TYPE_CHECKING:
@@ -180,6 +183,18 @@ def sweep_ended(targets: Iterable[str], wait: float) -> list[str]:
     return removed
 
 
+def _temp_pattern(template: str) -> re.Pattern[str]:
+    """The names `template` (temp_name.json) makes: {file} any name, {pid} and {n} decimal numbers (0-9
+    only, few enough for a pid: str.isdigit() takes '²', which int() refuses), {ext} no dot."""
+    fields = {"file": "(?P<file>.+)", "pid": "(?P<pid>[0-9]{1,10})", "n": "(?P<n>[0-9]{1,10})", "ext": "(?P<ext>[^.]*)"}
+    parts = re.split(r"\{(\w+)\}", template)
+    return re.compile("".join(fields[part] if at % 2 else re.escape(part) for at, part in enumerate(parts)))
+
+
+_TEMP = _temp_pattern(temp_name())
+"""An engine temp file's name."""
+
+
 def _temps(targets: Iterable[str]) -> Iterable[tuple[str, int]]:
     """Each engine temp file beside `targets` (gdscript/files/atomic_write.gd), with its engine's pid:
     each folder read once, however many of its files are named. Names are compared folded (NFC, case),
@@ -195,18 +210,10 @@ def _temps(targets: Iterable[str]) -> Iterable[tuple[str, int]]:
         except OSError:
             continue
         for entry in entries:
-            head, tmp, extension = entry.rpartition(".tmp.")
-            name, _, ids = head[1:].rpartition(".")
-            owner, _, number = ids.partition("-")
-            if (tmp and head[:1] == "." and paths.loosely_folded(name) in names
-                    and extension == (name.rpartition(".")[2] if "." in name else "")
-                    and _decimal(owner) and _decimal(number)):
-                yield os.path.join(folder, entry), int(owner)
-
-
-def _decimal(text: str) -> bool:
-    """Digits 0-9 only (str.isdigit() takes '²', which int() refuses), few enough for a pid."""
-    return 0 < len(text) <= 10 and text.isascii() and text.isdigit()
+            found = _TEMP.fullmatch(entry)
+            if (found is not None and paths.loosely_folded(found["file"]) in names
+                    and found["ext"] == (found["file"].rpartition(".")[2] if "." in found["file"] else "")):
+                yield os.path.join(folder, entry), int(found["pid"])
 
 
 def _unlink(path: str) -> bool:

@@ -2,21 +2,24 @@ extends RefCounted
 ## Replace a file whole: write a temp file beside it, then rename the temp file over it, so that
 ## a reader finds the old file or the new one, never a part of either.
 ##
-## The temp file is `.<file>.<pid>-<n>.tmp.<ext>` beside the target: the bridge removes those of an
-## engine it had to kill (gdres/serving/locks.py sweep()), and finds them by that name. Paths here are
+## The temp file is named by temp_name.json beside the target: the bridge removes those of an engine
+## it had to kill (gdres/serving/locks.py sweep()), and finds them by that name. Paths here are
 ## absolute real paths (under the worker's settings pack, res:// names the pack for a DirAccess;
 ## see safety/paths.gd). Whether the target may be written at all is for the caller (saving.gd).
 
 const Paths = preload("../safety/paths.gd")
+## How a temp file is named: one template, which the bridge reads too.
+const _TEMP_NAME: JSON = preload("temp_name.json")
 
 
 ## A temp file beside `path`, named by this process's id.
 static func temp_path(path: String) -> String:
 	# path_join, not "%s/%s": for a file at the project root the folder is "res://", and under the
 	# worker's settings pack "res:///x" names /x at the file system root (see safety/paths.gd).
-	return path.get_base_dir().path_join(
-		".%s.%d-%d.tmp.%s" % [path.get_file(), OS.get_process_id(), randi(), path.get_extension()]
-	)
+	var fields: Dictionary = {
+		"file": path.get_file(), "pid": OS.get_process_id(), "n": randi(), "ext": path.get_extension()
+	}
+	return path.get_base_dir().path_join(String(_TEMP_NAME.data["template"]).format(fields))
 
 
 ## Write `bytes` as the whole file at `path`, with every step's error checked.
