@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from gdres.requests.replies import Answer
 
 StrPath = str | os.PathLike[str]
-"""A path member of a typed method: a string or a pathlib.Path."""
+"""A path member of an operation's method: a string or a pathlib.Path."""
 Typed = TypeVar("Typed", bound="Answer")
 
 
@@ -37,10 +37,11 @@ class Bridge:
     """Serve requests with warm engine processes per project, reused across calls.
 
     `run()` takes and returns plain dicts and never raises for a bad request: errors are replies.
-    The typed methods return the reply of a success, typed (gdres/requests/replies.py), and raise the
-    `BridgeError` subclass of an error reply. `batch()` streams replies in input order, up to
-    `jobs` engines per project at once. Call a Bridge from one thread at a time (the MCP server
-    serialises its calls); for parallel work use one Bridge per thread, or `batch()`.
+    `call()` and the operation methods return the reply of a success, typed
+    (gdres/requests/replies.py), and raise the `BridgeError` subclass of an error reply. `batch()`
+    streams replies in input order, up to `jobs` engines per project at once. Call a Bridge from one
+    thread at a time (the MCP server serialises its calls); for parallel work use one Bridge per
+    thread, or `batch()`.
     """
 
     def __init__(
@@ -117,7 +118,7 @@ class Bridge:
         project would get (a project that is not one, no Godot)."""
         return self._pool.prewarm(project_path, count, wait=wait)
 
-    # ----- typed methods ---------------------------------------------------------------------
+    # ----- operation methods -----------------------------------------------------------------
 
     def call(self, request: Answers[Typed]) -> Typed:
         """Serve one request given as its model and return its success reply, typed.
