@@ -12,11 +12,11 @@ import logging
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what a type checker sees of the door: each name as its module has it
+    from gdres.engine.godot import survey as survey
     from gdres.engine.worker import Worker as Worker
     from gdres.serving.fleet import Fleet as Fleet
     from gdres.serving.fleet import part_argv as part_argv
     from gdres.serving.fleet import shares as shares
-    from gdres.serving.imports import Outcome as Outcome
     from gdres.serving.pool import Pool as Pool
     from gdres.serving.pool import on_interrupt as on_interrupt
     from gdres.serving.shards import parse_shard as parse_shard
@@ -26,16 +26,15 @@ if TYPE_CHECKING:  # what a type checker sees of the door: each name as its modu
     from gdres.serving.starter import Settings as Settings
     from gdres.serving.starter import check_engine as check_engine
     from gdres.serving.starter import import_everything as import_everything
-    from gdres.serving.starter import survey as survey
     from gdres.serving.starter import wall_status as wall_status
 
 _DOOR = {
+    "gdres.engine.godot": ("survey",),
     "gdres.engine.worker": ("Worker",),
     "gdres.serving.fleet": ("Fleet", "part_argv", "shares"),
-    "gdres.serving.imports": ("Outcome",),
     "gdres.serving.pool": ("Pool", "on_interrupt"),
     "gdres.serving.shards": ("parse_shard", "shard_lines"),
-    "gdres.serving.starter": ("ImportShown", "LoggedImport", "Settings", "check_engine", "import_everything", "survey",
+    "gdres.serving.starter": ("ImportShown", "LoggedImport", "Settings", "check_engine", "import_everything",
                               "wall_status"),
 }
 """Each module the door opens onto, and the names it lets through from it."""

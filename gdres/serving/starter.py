@@ -209,11 +209,6 @@ class Starter:
         return why is None, why
 
 
-def survey(godot: str | None) -> engines.Survey:
-    """Every Godot found, in search order, and which one a Bridge told `godot` would use (or why none)."""
-    return engines.survey(godot)
-
-
 def check_engine(godot: str | None) -> None:
     """Raise the BridgeError every request would get for want of a usable Godot (`godot` or found)."""
     engines.probe(engines.find_godot(godot))
