@@ -9,7 +9,8 @@ const _FLAG_UIDS: int = 2
 const _HEAD: int = 4096
 const _ID_CHARS: String = "abcdefghijklmnopqrstuvwxyz0123456789"
 
-static var _uid_text: RegEx = RegEx.create_from_string("^uid://[a-z0-9]+$")
+## A uid and nothing else: `\\z`, not `$`, which also matches before a last line break.
+static var _uid_text: RegEx = RegEx.create_from_string("^uid://[a-z0-9]+\\z")
 static var _import_uid: RegEx = RegEx.create_from_string('(?m)^uid="(uid://[a-z0-9]+)"')
 static var _uid_file: RegEx = RegEx.create_from_string("^\\s*(uid://[a-z0-9]+)\\s*$")
 

@@ -275,3 +275,19 @@ def test_a_binary_file_whose_dependency_moved_loads_it_by_its_uid_on_a_fresh_clo
                             "depth": 0})
     assert reply["result"] == "ok", reply
     assert reply["properties"]["metadata/named"] == "res://materials/moved/base.tres"
+
+
+@pytest.mark.parametrize("written", ['uid="uid://bxyz\\n"', 'uid="uid://bxyz\n"'])
+def test_a_header_uid_the_engine_would_refuse_is_no_uid(project: Path, godot_bin: str, written: str) -> None:
+    # A red-team find: a uid ending in a line break passed the check ("$" matches before a last
+    # newline), was given in replies and written into the files that came to name the file.
+    (project / "m.tres").write_text(f'[gd_resource type="StandardMaterial3D" format=3 {written}]\n\n'
+                                    "[resource]\nroughness = 0.3\n")
+    with Bridge(godot_bin) as bridge:
+        read = bridge.run({"op": "resource_read", "project_path": str(project), "resource_path": "m.tres"})
+        assert read["result"] == "ok" and read["uid"] is None, read
+        made = bridge.run({"op": "material_create", "project_path": str(project), "material_type": "StandardMaterial3D",
+                           "resource_path": "n.tres", "properties": {"next_pass": "m.tres"}})
+    assert made["result"] == "ok", made
+    line = next(line for line in (project / "n.tres").read_text().splitlines() if 'path="res://m.tres"' in line)
+    assert "uid=" not in line, line
