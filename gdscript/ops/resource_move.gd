@@ -259,8 +259,31 @@ static func _rewritten(path: String, move: Dictionary, not_updated: Array, job: 
 			not_updated.append({"file": path.trim_prefix("res://"), "line": i + 1, "text": line.strip_edges()})
 	if not changed:
 		return null
+	if text.to_utf8_buffer() != bytes:
+		# Edited as text, it would come back with U+FFFD for each invalid byte (and the reader's byte
+		# offsets would not be the decoded text's): refused, never rewritten on trust.
+		(
+			job
+			. fail(
+				Job.INVALID_REQUEST,
+				(
+					"source_path: %s, which names %s, is not UTF-8 text: the move would have to rewrite it; fix its encoding first"
+					% [path.trim_prefix("res://"), move["source"].trim_prefix("res://")]
+				),
+				"source_path"
+			)
+		)
+		return null
+	var rewritten: PackedByteArray = "\n".join(lines).to_utf8_buffer()
+	if extension in _TEXT_RESOURCES and Gate.read(rewritten).stopped() and not Gate.read(bytes).stopped():
+		job.fail(
+			Job.SAVE_FAILED,
+			"source_path: %s, rewritten, would no longer read as a resource; nothing was moved" % path,
+			"source_path"
+		)
+		return null
 	move["read"][path] = _sha256(bytes)  # of what was read: a change since is a conflict
-	return "\n".join(lines).to_utf8_buffer()
+	return rewritten
 
 
 ## The etag of `bytes`: their sha256, hex.

@@ -374,6 +374,20 @@ def test_an_ext_resource_tag_is_read_as_the_engine_reads_it(
     assert view == {"loads": True, "deps": ["res://shared/base.tres"]}, (why, view)
 
 
+def test_a_dependent_that_is_not_utf8_stops_the_move_and_changes_nothing(bridge: Bridge, project: Path) -> None:
+    # A red-team find: the line offsets were counted on the decoded text, so each invalid byte moved
+    # the splice, and the file was written back decoded; the reply was ok, the file would not load.
+    holder = project / "values" / "holder.tres"
+    holder.write_bytes(b'[gd_resource type="StandardMaterial3D" load_steps=2 format=3]\n\n; comment \xff\xfe\xfd\n'
+                       b'[ext_resource type="Material" path="res://materials/base.tres" id="1"]\n\n'
+                       b'[resource]\nnext_pass = ExtResource("1")\n')
+    before = snapshot(project)
+    reply = move(bridge, project, "materials/base.tres", "shared/base.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_request", reply
+    assert "values/holder.tres" in reply["error"]["message"] and "UTF-8" in reply["error"]["message"], reply
+    assert snapshot(project) == before
+
+
 def test_a_path_with_an_escape_is_listed_not_rewritten(bridge: Bridge, project: Path) -> None:
     folder = project / "quoted"
     folder.mkdir()
