@@ -4,11 +4,14 @@ extends RefCounted
 ## (Saving.commit): both or neither.
 
 const Codec = preload("../values/codec.gd")
+const Gate = preload("../safety/gate.gd")
 const Job = preload("../job.gd")
 const Props = preload("../values/props.gd")
 const Saving = preload("../files/saving.gd")
-const NodeSetProperties = preload("node_set_properties.gd")
-const SceneText = preload("../files/scene_text.gd")
+## node_set_properties.gd, compiled for the first request that attaches a shape to a node, not
+## preloaded: it and the scene machinery it brings cost an engine ~65 ms to compile (of ~80 for
+## this operation, 4.6.3, 2-core VM), which a shape saved to a file alone never needs.
+const _NODE_EDITS: String = "ops/node_set_properties.gd"
 
 
 static func run(request: Dictionary, job: Job) -> Dictionary:
@@ -30,35 +33,50 @@ static func run(request: Dictionary, job: Job) -> Dictionary:
 		# Saving.save() proves every value from the file it writes; with no file, the object says.
 		Props.check_stored(shape, values.keys(), job, params)
 	var scene: Array = []
+	var node_edits: GDScript = null
 	if not job.failed() and request.has("scene_path"):
-		scene = _target(request["scene_path"], request["node_path"], type, base, job)
+		node_edits = _node_edits(job)
+	if node_edits != null:
+		scene = _target(node_edits, request["scene_path"], request["node_path"], type, base, job)
 	if job.failed():
 		return {}
 	var writes: Array[Dictionary] = []
 	if not saved.is_empty():
 		writes.append(Saving.stage(shape, saved, job, "save_path", values, params))
 	if not scene.is_empty() and not job.failed():
-		_attach(scene, shape, saved, writes, job)
+		_attach(node_edits, scene, shape, saved, writes, job)
 	Saving.commit(writes, job)
 	if job.failed():
 		return {}
 	return {"type": type, "uid": writes[0]["uid"]} if not saved.is_empty() else {"type": type}
 
 
-## Put `shape` on the node of `scene` (NodeSetProperties.open()'s) through node_set_properties' edit:
+## node_set_properties.gd (see _NODE_EDITS); null, with `job` failed, where it does not load.
+static func _node_edits(job: Job) -> GDScript:
+	var script: GDScript = Gate.own_script(_NODE_EDITS)
+	if script == null:
+		job.fail(
+			Job.INVALID_REQUEST, "the bridge's %s did not load (is its install whole?)" % _NODE_EDITS, "scene_path"
+		)
+	return script
+
+
+## Put `shape` on the node of `scene` (`node_edits`.open()'s) through node_set_properties' edit:
 ## by reference to the file `saved` (staged in `writes[0]`, whose uid it carries), or embedded; the
 ## scene's staged write joins `writes`.
-static func _attach(scene: Array, shape: Resource, saved: String, writes: Array[Dictionary], job: Job) -> void:
-	var text: SceneText = scene[0]
+static func _attach(
+	node_edits: GDScript, scene: Array, shape: Resource, saved: String, writes: Array[Dictionary], job: Job
+) -> void:
+	var text: Variant = scene[0]  # a SceneText (files/scene_text.gd)
 	var key: String = scene[2]
-	var out: Array = NodeSetProperties.edit(scene, key, scene[3], {"shape": shape}, job, "shape_params")
+	var out: Array = node_edits.edit(scene, key, scene[3], {"shape": shape}, job, "shape_params")
 	if job.failed():
 		return
 	if not saved.is_empty():
 		out[1]["shape"] = text.reference_to_file(saved, shape.get_class(), writes[0]["uid"])
 		out[2]["nodes"][key]["values"]["shape"] = "file:" + saved
 	text.set_lines(key, out[1], out[3])
-	var staged: Dictionary = NodeSetProperties.stage(text, out[2], job, "scene_path", writes)
+	var staged: Dictionary = node_edits.stage(text, out[2], job, "scene_path", writes)
 	if not staged.is_empty():
 		writes.append(staged)
 
@@ -73,10 +91,12 @@ static func _base_of(type: String) -> String:
 	return ""
 
 
-## NodeSetProperties.open()'s [text, nodes, key, class], after checking that `node_path` is a
-## collision node of the shape's kind; [] once `job` failed.
-static func _target(scene_path: String, node_path: String, type: String, base: String, job: Job) -> Array:
-	var scene: Array = NodeSetProperties.open(scene_path, node_path, "node_path", job)
+## `node_edits`.open()'s [text, nodes, key, class], after checking that `node_path` is a collision
+## node of the shape's kind; [] once `job` failed.
+static func _target(
+	node_edits: GDScript, scene_path: String, node_path: String, type: String, base: String, job: Job
+) -> Array:
+	var scene: Array = node_edits.open(scene_path, node_path, "node_path", job)
 	if job.failed():
 		return []
 	var node_class: String = scene[3]

@@ -32,7 +32,7 @@ const Job = preload("../job.gd")
 const Scan = preload("../formats/scan.gd")
 const TextFormat = preload("../formats/text_format.gd")
 const Paths = preload("paths.gd")
-## Compiled on first use (_own_script()), not preloaded: few requests read a binary resource or an
+## Compiled on first use (own_script()), not preloaded: few requests read a binary resource or an
 ## imported asset, and an engine compiled these two at every start (~40 ms of it on a 2-core VM).
 const _BINARY_FORMAT: String = "formats/binary_format.gd"
 const _IMPORTED: String = "safety/imported.gd"
@@ -236,7 +236,7 @@ static func _verdict(path: String) -> Array:
 		return problem
 	_mend_stale_uids(scan, path)
 	if _names_unknown_uid_at_stale_path(scan, path):
-		var uids: GDScript = _own_script(_PROJECT_UIDS)
+		var uids: GDScript = own_script(_PROJECT_UIDS)
 		if uids == null:
 			return [Job.UNSAFE_RESOURCE, _CHECK_FAILED]
 		uids.learn()
@@ -330,7 +330,7 @@ static func read(bytes: PackedByteArray) -> Scan:
 	scan = Scan.new()
 	var magic: String = bytes.slice(0, 4).get_string_from_ascii()
 	if magic == "RSRC" or magic == "RSCC":
-		var reader: GDScript = _own_script(_BINARY_FORMAT)
+		var reader: GDScript = own_script(_BINARY_FORMAT)
 		if reader == null:
 			scan.unreadable = "the bridge's reader of binary resources did not load (is its install whole?)"
 			return scan  # not kept: the reader may load next time
@@ -443,7 +443,7 @@ static func opened_file_fault(named: String) -> Array:
 ## An imported asset: refused when its import is unsafe or not current, else the kept copy while
 ## its import has not changed, else loaded now (through the engine's importer) and kept.
 func _asset(path: String, real: String, original_path: String) -> Variant:
-	var imported: GDScript = _own_script(_IMPORTED)
+	var imported: GDScript = own_script(_IMPORTED)
 	if imported == null:
 		var why: String = "cannot be vouched for: the bridge's import checks did not load (is its install whole?)"
 		return _refuse(path, Job.UNSAFE_RESOURCE, why, original_path)
@@ -478,7 +478,7 @@ func _asset(path: String, real: String, original_path: String) -> Variant:
 ## it does not load (a broken or half-upgraded install), and the caller then refuses what it was
 ## needed for: never a file let through unread. It loads as between requests, when the gate lets
 ## through the bridge's own files alone (with the request's job set, it would be refused).
-static func _own_script(relative: String) -> GDScript:
+static func own_script(relative: String) -> GDScript:
 	if not _own_scripts.has(relative):
 		var serving: Job = job
 		job = null
