@@ -136,7 +136,7 @@ func _operation(name: Variant) -> GDScript:
 		if typeof(name) != TYPE_STRING or RegEx.create_from_string(_OP_NAME).search(name) == null:
 			return null
 		var script: String = get_script().resource_path.get_base_dir().path_join("ops/%s.gd" % name)
-		if not FileAccess.file_exists(script):
+		if not ResourceLoader.exists(script, "GDScript"):
 			return null
 		_operations[name] = load(script)
 	return _operations[name]

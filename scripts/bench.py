@@ -27,7 +27,9 @@ measures, in one run:
   installed, a tool call inside an MCP session (the SDK's client, `gdres mcp`, small
   style_box_create writes) against the same write through `Bridge.run()`, in ms per call.
 
-Every stage starts from the same clean project and is timed end to end (process start to exit).
+First it runs `gdres doctor`, as the README has users do (it makes the binary tokens of the bridge's
+scripts for this Godot, which its workers then run). Every stage starts from the same clean project
+and is timed end to end (process start to exit).
 Prints requests per second, the ratios 3/1, 3/5 and 4/3, the bridge's own CPU per request (which
 bounds how many engines one bridge keeps busy; over the whole batch, and after its first tenth, without
 the start-up) and the peak RSS of an engine worker during stage 3,
@@ -332,6 +334,7 @@ class Bench:
     def run(self) -> dict[str, Any]:
         """Run the six stages; return their measurements."""
         self.write_files()
+        scripts = self.prepare()
         baseline = self.per_request([self.godot, "--headless", "--path", str(self.project), "-s",
                                      str(self.scripts / "oneshot.gd"), "--"], as_file=True)
         run = self.per_request([self.cli, "--godot", self.godot, "run"], as_file=False)
@@ -352,6 +355,7 @@ class Bench:
                 "generic_loop": generic["rate"], "two_generic_loops": two_loops["rate"]}
         return {
             "machine": machine(),
+            "scripts": scripts,
             "requests": len(self.requests),
             "sample": len(self.sample),
             "requests_per_second": rate,
@@ -389,9 +393,21 @@ class Bench:
             "folder": str(self.work),
         }
 
+    def prepare(self) -> str:
+        """Set up as the README has users do: `gdres doctor`, which makes the binary tokens of the
+        bridge's scripts for this Godot; return what the workers run ("binary tokens" or "sources")."""
+        done = subprocess.run([self.cli, "--godot", self.godot, "doctor", "--json"], capture_output=True,
+                              text=True, check=False)
+        try:
+            made = json.loads(done.stdout).get("scripts", {}).get("binary_tokens", False)
+        except json.JSONDecodeError:
+            made = False
+        return "binary tokens" if made else "sources"
+
     def sweep(self, jobs: list[int]) -> dict[str, Any]:
         """For each J: batch --jobs J, J generic loops and J minimal loops side by side."""
         self.write_files()
+        scripts = self.prepare()
         rows = []
         for count in jobs:
             batch = self.batch(count)
@@ -406,7 +422,8 @@ class Bench:
         for row in rows:
             # How close J engines come to J times one: 1.0 where nothing but the engines limits the batch.
             row["batch/(J*batch_1)"] = row["batch"] / (row["jobs"] * single) if single else None
-        return {"machine": machine(), "requests": len(self.requests), "sweep": rows, "folder": str(self.work)}
+        return {"machine": machine(), "scripts": scripts, "requests": len(self.requests), "sweep": rows,
+                "folder": str(self.work)}
 
     def write_files(self) -> None:
         """Write the project, the benchmark's own GDScript, and the batch files."""
@@ -695,6 +712,7 @@ def machine_line(r: dict[str, Any]) -> str:
     m = r["machine"]
     return (f"- machine: {m['cores']} cores, {m['cpu']}, {m['ram_gb']} GB RAM, Python {m['python']}, "
             f"load average before the run {m['load_average_before']}\n"
+            f"- workers ran the bridge's scripts as {r['scripts']} (after `gdres doctor`)\n"
             f"- generated files: {r['folder']} (left in place; remove it when done)")
 
 

@@ -63,11 +63,17 @@ def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def godot_bin() -> str:
-    """The Godot binary under test. Missing Godot fails the run: engine tests are never skipped."""
+    """The Godot binary under test. Missing Godot fails the run: engine tests are never skipped.
+    Its binary tokens of the bridge's scripts are made in the run's cache, as `gdres doctor` makes
+    them: workers run those (a test with a cache of its own runs the sources)."""
     try:
-        return find_godot()
+        found = find_godot()
     except EngineNotFound as exc:
         pytest.fail(f"engine tests need Godot (run scripts/test.sh, or set GODOT_BIN): {exc}")
+    from gdres.engine import godot as engines
+
+    engines.compile_scripts(engines.probe(found))
+    return found
 
 
 def fresh_clone(template: Path, tmp_path: Path) -> Path:
@@ -215,14 +221,14 @@ def changed_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: s
     `change`d; return the copy's folder."""
     from gdres.engine import godot as engines
     from gdres.scripts import gdscript_dir
-    from gdres.serving import imports, starter
+    from gdres.serving import imports
 
     copy = tmp_path / "changed-gdscript"
     shutil.copytree(gdscript_dir(), copy)
     changed = change((copy / relative).read_text())
     assert changed != (copy / relative).read_text(), f"the change left {relative} as it was"
     (copy / relative).write_text(changed)
-    for user in (engines, starter, imports):  # the engine's command line, its wall, the import's
+    for user in (engines, imports):  # the engine's command line and wall, the import's
         monkeypatch.setattr(user, "gdscript_dir", lambda: copy)
     return copy
 

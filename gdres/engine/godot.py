@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gdres.engine import discovery
+from gdres.engine import discovery, tokens
 from gdres.errors import EngineNotFound, EngineUnsupported
 from gdres.scripts import gdscript_dir
 from gdres.settings import cache_dir
@@ -330,6 +330,19 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     return pack
 
 
+def compile_scripts(engine: Engine) -> Path:
+    """Make the binary tokens of the bridge's scripts for `engine` (gdres/engine/tokens.py), unless
+    they are made; return their folder. Raises EngineUnsupported where the engine cannot."""
+    return tokens.build(engine, gdscript_dir())
+
+
+def worker_scripts(engine: Engine) -> Path:
+    """Return the folder of the scripts a worker of `engine` runs: their binary tokens where they were
+    made for it (gdres/engine/tokens.py: they compile faster), else the sources."""
+    sources = gdscript_dir()
+    return tokens.folder(engine, sources) or sources
+
+
 def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path, trusted: bool = False) -> list[str]:
     """Return the command line of one headless worker serving `project` (a real path).
 
@@ -338,6 +351,6 @@ def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path, truste
     whether it may serve allow_scripts requests (`trusted`): the permission comes from the command
     line the bridge chose, and a worker started without it refuses a request that asks for it.
     """
-    entry = gdscript_dir() / "main.gd"
+    entry = worker_scripts(engine) / "main.gd"
     return [engine.path, "--headless", "--path", str(project), "--main-pack", str(pack),
             "-s", str(entry), "--", token, str(project), "trusted" if trusted else "safe"]

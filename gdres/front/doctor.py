@@ -17,7 +17,8 @@ from gdres.requests import paths
 
 def doctor(godot: str | None, project: str | None, as_json: bool) -> int:
     """Say which Godot is used (and every one found), whether `project` is one, and whether the
-    wall is up; print the report, as JSON with `as_json`."""
+    wall is up; make the binary tokens of the bridge's scripts for that Godot; print the report,
+    as JSON with `as_json`."""
     progress.log_to_stderr()
     report: dict[str, Any] = {"op": "doctor"}
     ok = True
@@ -27,6 +28,11 @@ def doctor(godot: str | None, project: str | None, as_json: bool) -> int:
         source = next(finding.source for finding in survey.findings if finding.chosen)
         report["godot"] = {"path": survey.engine.path, "version": survey.engine.version, "supported": True,
                            "source": source, "candidates": candidates}
+        try:
+            report["scripts"] = {"binary_tokens": True, "path": str(serving.compile_scripts(survey.engine))}
+        except BridgeError as exc:
+            # Not a fault: workers then compile the scripts from their sources, as before.
+            report["scripts"] = {"binary_tokens": False, "error": exc.to_wire()}
     else:
         assert survey.error is not None
         report["godot"] = {"supported": False, "error": survey.error.to_wire(), "candidates": candidates}
@@ -98,6 +104,11 @@ def _doctor_text(report: dict[str, Any]) -> str:
         lines.append(f"Project: {project['path']}: a Godot project, {state}")
     elif project is not None:
         lines.append(f"Project: not usable: {project['error']['message']}")
+    scripts = report.get("scripts")
+    if scripts is not None and scripts["binary_tokens"]:
+        lines.append(f"Scripts: compiled to this Godot's binary tokens, so engines start sooner ({scripts['path']})")
+    elif scripts is not None:
+        lines.append(f"Scripts: engines compile them from source (no binary tokens: {scripts['error']['message']})")
     lines.append(f"Wall:    {report['wall']['detail']}")
     lines.append("Ready." if report["result"] == "ok" else "Not ready: see above.")
     return "\n".join(lines) + "\n"

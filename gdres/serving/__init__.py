@@ -12,6 +12,7 @@ import logging
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what a type checker sees of the door: each name as its module has it
+    from gdres.engine.godot import compile_scripts as compile_scripts
     from gdres.engine.godot import survey as survey
     from gdres.engine.worker import Worker as Worker
     from gdres.serving.fleet import Fleet as Fleet
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # what a type checker sees of the door: each name as its modu
     from gdres.serving.starter import wall_status as wall_status
 
 _DOOR = {
-    "gdres.engine.godot": ("survey",),
+    "gdres.engine.godot": ("compile_scripts", "survey"),
     "gdres.engine.worker": ("Worker",),
     "gdres.serving.fleet": ("Fleet", "part_argv", "shares"),
     "gdres.serving.pool": ("Pool", "on_interrupt"),

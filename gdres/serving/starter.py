@@ -13,7 +13,6 @@ from typing import Protocol
 from gdres.engine import godot as engines
 from gdres.engine import wall
 from gdres.engine.worker import Inbox, Worker
-from gdres.scripts import gdscript_dir
 from gdres.serving import imports
 from gdres.serving.imports import EVERY_ASSET
 from gdres.serving.journal import Journal
@@ -110,7 +109,8 @@ class Starter:
             # The importers' options (import_read, import_update): made by the bridge's own editor run.
             options = imports.importers_root()
             options.mkdir(parents=True, exist_ok=True)
-            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), gdscript_dir(), pack, options]
+            scripts = engines.worker_scripts(engine)
+            reads = [*map(Path, wall.SYSTEM_READ), *wall.engine_reads(engine.path), scripts, pack, options]
 
             # The engines of an atomic batch note each change in its journal before they make it:
             # they may write that one file (not its folder: no link or file can be made there).
