@@ -316,7 +316,8 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
     with tempfile.TemporaryDirectory(prefix="gdres-pack-") as scratch:
         (Path(scratch) / "project.godot").write_text(_QUIET_PROJECT, "utf-8")
         building = pack.with_name(f".{pack.name}.{os.getpid()}.tmp")
-        argv = [engine.path, "--headless", "--path", scratch, "-s", str(builder), "--", str(building), flavour]
+        argv = [engine.path, "--headless", "--path", scratch, "-s", str(builder), "--", str(building), flavour,
+                Path(os.path.realpath(pack)).as_posix()]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT,
                                   stdin=subprocess.DEVNULL, check=False)

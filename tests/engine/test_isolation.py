@@ -17,6 +17,7 @@ import pytest
 
 from gdres import Bridge
 from hostile_corpus import gd_source, quoted
+from opened import opened, traced_godot, under
 
 EXTENSION = """#include <stdio.h>
 __attribute__((constructor)) static void ran(void) {
@@ -116,3 +117,27 @@ def test_the_same_project_runs_that_code_when_the_engine_starts_as_itself(
     assert start_plainly() >= {"MARK_binary_settings.txt", "MARK_extension.txt"}
     (hostile_project / "project.binary").unlink()
     assert start_plainly() >= {"MARK_autoload.txt", "MARK_theme.txt", "MARK_font.txt", "MARK_bus.txt"}
+
+
+def remapped_to_code(case: str) -> str:
+    """A `.remap` file whose text makes the engine's parser build a script that leaves a marker."""
+    return f'[remap]\n\npath=Object(RefCounted,"script":Object(GDScript,"script/source":{quoted(gd_source(case))}))\n'
+
+
+def test_no_remap_beside_a_start_up_file_is_read(tmp_path: Path, godot_bin: str) -> None:
+    # Before it runs the bridge's main.gd (whose gate judges every load), the engine looks for the
+    # audio bus layout its settings name, and reads the .remap beside that path with the parser
+    # that builds scripts. The settings pack once left the engine's default, res://default_bus_layout.tres
+    # (found by a red-team read), and an empty path would name the project's `.remap`.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.godot").write_text('config_version=5\n\n[audio]\nbuses/default_bus_layout="res://bus.tres"\n')
+    for name in ("default_bus_layout.tres.remap", ".remap", "bus.tres.remap"):
+        (project / name).write_text(remapped_to_code(name.split(".")[0] or "dot"))
+    traced, log = traced_godot(godot_bin, tmp_path / "traced", project / ".godot" / "start.trace")
+    with Bridge(traced) as bridge:
+        reply = bridge.run({"op": "material_create", "project_path": str(project),
+                            "material_type": "StandardMaterial3D", "resource_path": "made.tres"})
+    assert reply["result"] == "ok", reply
+    assert markers(project) == []
+    assert [path for path in under(opened(log), project) if path.endswith(".remap")] == []
