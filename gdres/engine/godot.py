@@ -334,24 +334,26 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
 def compile_scripts(engine: Engine) -> Path:
     """Make the binary tokens of the bridge's scripts for `engine` (gdres/engine/tokens.py), unless
     they are made; return their folder. Raises EngineUnsupported where the engine cannot."""
-    return tokens.build(engine, gdscript_dir())
+    return tokens.build(engine.path, engine.version, gdscript_dir())
 
 
 def worker_scripts(engine: Engine) -> Path:
     """Return the folder of the scripts a worker of `engine` runs: their binary tokens where they were
     made for it (gdres/engine/tokens.py: they compile faster), else the sources."""
     sources = gdscript_dir()
-    return tokens.folder(engine, sources) or sources
+    return tokens.folder(engine.path, engine.version, sources) or sources
 
 
-def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path, trusted: bool = False) -> list[str]:
+def worker_argv(engine: Engine, project: Path, token: str, *, pack: Path, scripts: Path | None = None,
+                trusted: bool = False) -> list[str]:
     """Return the command line of one headless worker serving `project` (a real path).
 
     `--path` makes the project the working folder, which `res://` resolves against once a main
     pack is given; the worker is told the project's real path for its confinement checks, and
     whether it may serve allow_scripts requests (`trusted`): the permission comes from the command
     line the bridge chose, and a worker started without it refuses a request that asks for it.
+    `scripts`: the folder of the bridge's scripts to run (default: worker_scripts()).
     """
-    entry = worker_scripts(engine) / "main.gd"
+    entry = (scripts or worker_scripts(engine)) / "main.gd"
     return [engine.path, "--headless", "--path", str(project), "--main-pack", str(pack),
             "-s", str(entry), "--", token, str(project), "trusted" if trusted else "safe"]

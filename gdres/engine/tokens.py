@@ -26,10 +26,6 @@ import filelock
 from gdres.errors import EngineUnsupported
 from gdres.settings import cache_dir
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gdres.engine.godot import Engine
-
 _EXPORT_TIMEOUT = 120.0
 _COMPLETE = ".complete"
 """Made last in a copy: a folder without it is one a build did not finish, and is never used."""
@@ -48,28 +44,33 @@ script_export_mode=1
 """An export of every script as binary tokens, and the data files they preload."""
 
 
-def folder(engine: Engine, sources: Path) -> Path | None:
-    """Return the binary-token copy of the scripts in `sources` for `engine`, where one was made."""
-    made = _place(engine, sources)
+def folder(godot: str, version: str, sources: Path) -> Path | None:
+    """Return the binary-token copy of the scripts in `sources` for the Godot binary `godot` (which
+    reports `version`), where one was made."""
+    made = _place(godot, version, sources)
     return made if (made / _COMPLETE).is_file() else None
 
 
-def build(engine: Engine, sources: Path) -> Path:
-    """Make the binary-token copy of the scripts in `sources` for `engine`, unless it is made; return it.
+def build(godot: str, version: str, sources: Path) -> Path:
+    """Make the binary-token copy of the scripts in `sources` for the Godot binary `godot` (which
+    reports `version`), unless it is made; return it.
 
     Raises EngineUnsupported with the engine's words when it cannot export (a build without the
     editor) or a script does not compile from its tokens.
     """
-    final = _place(engine, sources)
+    final = _place(godot, version, sources)
     final.parent.mkdir(parents=True, exist_ok=True)
     with filelock.FileLock(f"{final}.lock"):
         if (final / _COMPLETE).is_file():
             return final
-        # What a build cut short left (no mark of completion: never used) goes first.
+        # What a build cut short left (no mark of completion: never used) goes first, and so does
+        # its scratch folder (the lock says no build of this copy is running).
         shutil.rmtree(final, ignore_errors=True)
+        for left in final.parent.glob(f".{final.name}-*"):
+            shutil.rmtree(left, ignore_errors=True)
         try:
             with tempfile.TemporaryDirectory(prefix=f".{final.name}-", dir=final.parent) as scratch:
-                _export(engine, sources, Path(scratch), final)
+                _export(godot, sources, Path(scratch), final)
         except BaseException:
             shutil.rmtree(final, ignore_errors=True)
             raise
@@ -77,18 +78,18 @@ def build(engine: Engine, sources: Path) -> Path:
     return final
 
 
-def _export(engine: Engine, sources: Path, work: Path, final: Path) -> None:
+def _export(godot: str, sources: Path, work: Path, final: Path) -> None:
     """Export the scripts of `sources` as binary tokens and lay them out in `final`, in the folder `work`."""
     project, home, pack = work / "project", work / "home", work / "scripts.pck"
     shutil.copytree(sources, project / "gdscript", ignore=shutil.ignore_patterns("__pycache__"))
     (project / "project.godot").write_text(_PROJECT, "utf-8")
     (project / "export_presets.cfg").write_text(_PRESET, "utf-8")
     home.mkdir()
-    _engine(engine, [engine.path, "--headless", "--path", str(project), "--export-pack", "tokens", str(pack)],
-            home, "export its scripts as binary tokens")
+    _engine([godot, "--headless", "--path", str(project), "--export-pack", "tokens", str(pack)], home,
+            "export its scripts as binary tokens")
     tool = sources / "tools" / "tokens.gd"
-    _engine(engine, [engine.path, "--headless", "--path", str(home), "-s", str(tool), "--", str(pack),
-                     final.as_posix()], home, "lay out its scripts' binary tokens")
+    _engine([godot, "--headless", "--path", str(home), "-s", str(tool), "--", str(pack), final.as_posix()], home,
+            "lay out its scripts' binary tokens")
     # An engine that answers every command line with success (no export at all) made nothing: each
     # script must be there as tokens, remapped, and each data file as it is.
     for source in sources.rglob("*"):
@@ -97,11 +98,11 @@ def _export(engine: Engine, sources: Path, work: Path, final: Path) -> None:
                     ".json": [relative]}.get(source.suffix, [])
         missing = [str(path) for path in expected if not (final / path).is_file()]
         if missing:
-            raise EngineUnsupported(f"{engine.path} could not lay out its scripts' binary tokens: "
+            raise EngineUnsupported(f"{godot} could not lay out its scripts' binary tokens: "
                                     f"{', '.join(missing)} not made")
 
 
-def _engine(engine: Engine, argv: list[str], home: Path, what: str) -> None:
+def _engine(argv: list[str], home: Path, what: str) -> None:
     """Run the engine for one build step, its user folders (editor settings, logs) in `home`."""
     environ = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home), "XDG_DATA_HOME": str(home),
                "XDG_CACHE_HOME": str(home), "APPDATA": str(home), "LOCALAPPDATA": str(home)}
@@ -109,16 +110,18 @@ def _engine(engine: Engine, argv: list[str], home: Path, what: str) -> None:
         done = subprocess.run(argv, capture_output=True, timeout=_EXPORT_TIMEOUT, stdin=subprocess.DEVNULL,
                               env=environ, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EngineUnsupported(f"{engine.path} could not {what}: {exc}") from None
+        raise EngineUnsupported(f"{argv[0]} could not {what}: {exc}") from None
     if done.returncode != 0:
         tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
-        raise EngineUnsupported(f"{engine.path} could not {what}: {tail or f'exit status {done.returncode}'}")
+        raise EngineUnsupported(f"{argv[0]} could not {what}: {tail or f'exit status {done.returncode}'}")
 
 
-def _place(engine: Engine, sources: Path) -> Path:
-    """Where the copy of `sources` for `engine` is: named by the engine and every byte of the scripts."""
-    key = _key(os.path.realpath(engine.path), engine.version, str(sources), _stamp(sources))
-    return Path(cache_dir(), "scripts", key)
+def _place(godot: str, version: str, sources: Path) -> Path:
+    """Where the copy of `sources` for `godot` is: named by the engine and every byte of the scripts,
+    in the cache folder as it really is (the folder is the gate's own: safety/gate.gd compares it
+    with real paths)."""
+    key = _key(os.path.realpath(godot), version, str(sources), _stamp(sources))
+    return Path(os.path.realpath(cache_dir()), "scripts", key)
 
 
 @functools.cache

@@ -47,8 +47,9 @@ def test_doctor_speaks_to_people_by_default(godot_bin: str, project: Path, tmp_p
     lines = good.stdout.splitlines()
     assert lines[0].startswith(f"Godot:   {godot_bin} (version 4.")
     assert lines[0].endswith(": supported, found by --godot")
-    assert lines[-3] == (f"Project: {project}: a Godot project, not imported yet "
+    assert lines[-4] == (f"Project: {project}: a Godot project, not imported yet "
                          "(a request imports the assets it needs; `gdres import` imports all)")
+    assert lines[-3].startswith("Scripts: compiled to this Godot's binary tokens, so engines start sooner (")
     assert lines[-2].startswith("Wall:    up (Landlock" if wall.abi() else "Wall:    down")
     assert lines[-1] == "Ready."
     assert "has no project.godot" in bad.stdout and bad.stdout.endswith("Not ready: see above.\n")

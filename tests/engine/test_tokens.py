@@ -32,12 +32,12 @@ def _worker_scripts(bridge: Bridge) -> Path:
 
 def test_doctor_makes_them_and_workers_then_run_them(godot_bin: str, project: Path) -> None:
     engine = engines.probe(godot_bin)
-    assert tokens.folder(engine, gdscript_dir()) is None
+    assert tokens.folder(engine.path, engine.version, gdscript_dir()) is None
     done = run_cli("--godot", godot_bin, "doctor", "--json")
     report = json.loads(done.stdout)
     assert report["result"] == "ok" and report["scripts"]["binary_tokens"] is True
     made = Path(report["scripts"]["path"])
-    assert tokens.folder(engine, gdscript_dir()) == made
+    assert tokens.folder(engine.path, engine.version, gdscript_dir()) == made
     # Tokens only: no script source is there, so a worker that serves from it runs the tokens.
     assert not list(made.rglob("*.gd")) and (made / "main.gdc").is_file()
     before = snapshot(project)
@@ -60,7 +60,7 @@ def test_a_copy_not_finished_is_never_run_and_is_made_anew(godot_bin: str, proje
     made = engines.compile_scripts(engine)
     (made / ".complete").unlink()
     (made / "main.gdc").write_bytes(b"cut short")
-    assert tokens.folder(engine, gdscript_dir()) is None
+    assert tokens.folder(engine.path, engine.version, gdscript_dir()) is None
     with Bridge(godot_bin) as bridge:
         assert bridge.run({**REQUEST, "project_path": str(project)})["result"] == "ok"
         assert _worker_scripts(bridge) == gdscript_dir()
@@ -76,7 +76,23 @@ def test_changed_scripts_are_never_served_from_tokens_of_others(godot_bin: str, 
     engines.compile_scripts(engine)
     copy = tmp_path / "gdscript"
     shutil.copytree(gdscript_dir(), copy)
-    assert tokens.folder(engine, copy) is not None  # the same text: the same tokens
+    assert tokens.folder(engine.path, engine.version, copy) is not None  # the same text: the same tokens
     job = copy / "job.gd"
     job.write_text(job.read_text() + "\n")
-    assert tokens.folder(engine, copy) is None
+    assert tokens.folder(engine.path, engine.version, copy) is None
+
+
+def test_a_cache_folder_reached_through_a_link_serves_from_tokens(godot_bin: str, project: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The gate takes for its own only scripts under the real folder main.gd runs from: a cache
+    # path through a link (/home -> /var/home on Fedora Silverblue) once made every worker refuse
+    # the bridge's own scripts, and time out (found by a red-team read).
+    real = tmp_path / "real-cache"
+    real.mkdir()
+    (tmp_path / "linked-cache").symlink_to(real)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "linked-cache"))
+    assert json.loads(run_cli("--godot", godot_bin, "doctor", "--json").stdout)["scripts"]["binary_tokens"]
+    with Bridge(godot_bin, timeout=60) as bridge:
+        reply = bridge.run({**REQUEST, "project_path": str(project)})
+        assert _worker_scripts(bridge).is_relative_to(real)
+    assert reply["result"] == "ok", reply

@@ -25,7 +25,7 @@ FOLDERS = {"": 0, "engine": 1, "requests": 1, "serving": 2, "front": 3}
 
 LAYERS = {
     "errors": 0, "version": 0, "scripts": 0, "settings": 0, "platform": 0,
-    "engine/frames": 0, "engine/discovery": 0, "engine/wall": 0,
+    "engine/frames": 0, "engine/discovery": 0, "engine/wall": 0, "engine/tokens": 0,
     "engine/godot": 1, "engine/process": 1, "engine/worker": 2,
     "requests/replies": 0, "requests/paths": 0, "requests/uids": 0, "requests/models": 1, "requests/request": 2,
     "serving/locks": 0, "serving/ordering": 0, "serving/nofollow": 0, "serving/journal": 1, "serving/imports": 1,

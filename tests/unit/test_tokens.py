@@ -30,8 +30,8 @@ def test_an_engine_that_makes_nothing_leaves_nothing(tmp_path: Path) -> None:
     engine = _engine_that_says_yes(tmp_path)
     with pytest.raises(EngineUnsupported, match=r"lay out its scripts' binary tokens: .*main\.gdc"):
         engines.compile_scripts(engine)
-    assert tokens.folder(engine, gdscript_dir()) is None
-    assert not tokens._place(engine, gdscript_dir()).exists()
+    assert tokens.folder(engine.path, engine.version, gdscript_dir()) is None
+    assert not tokens._place(engine.path, engine.version, gdscript_dir()).exists()
     assert engines.worker_scripts(engine) == gdscript_dir()
 
 
@@ -43,3 +43,31 @@ def test_doctor_says_the_scripts_run_from_source_where_the_engine_cannot_export(
     assert report["result"] == "ok" and done.returncode == 0
     text = run_cli("--godot", fake_godot, "doctor").stdout
     assert "Scripts: engines compile them from source" in text
+
+
+def test_what_a_build_cut_short_left_goes_with_the_next_build(tmp_path: Path) -> None:
+    engine = _engine_that_says_yes(tmp_path)
+    final = tokens._place(engine.path, engine.version, gdscript_dir())
+    left = final.parent / f".{final.name}-killed"  # a build's scratch folder, its process killed
+    (left / "project").mkdir(parents=True)
+    (final / "ops").mkdir(parents=True)  # its copy, never marked complete
+    with pytest.raises(EngineUnsupported):
+        engines.compile_scripts(engine)
+    assert not left.exists() and not final.exists()
+
+
+def test_a_project_that_holds_the_cache_folder_is_not_served(fake_godot: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its author could have written the settings packs and scripts the workers would start with.
+    project = tmp_path / "game"
+    project.mkdir()
+    (project / "project.godot").write_text("config_version=5\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / ".cache"))
+    request = {"op": "resource_read", "project_path": str(project), "resource_path": "a.tres"}
+    done = run_cli("--godot", fake_godot, "run", json.dumps(request))
+    reply = json.loads(done.stdout)
+    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_request", reply
+    assert "cache folder" in reply["error"]["message"] and "XDG_CACHE_HOME" in reply["error"]["message"]
+    assert not (tmp_path / "received.jsonl").exists()  # no engine started
+    done = run_cli("--godot", fake_godot, "import", str(project))
+    assert json.loads(done.stdout)["error"]["code"] == "invalid_request"
