@@ -215,6 +215,15 @@ def _load_kernel32() -> Kernel32:
 _SYSTEM: System = Windows() if sys.platform == "win32" else Posix()
 
 
+def own_python(code: str) -> list[str]:
+    """The command line of this Python running `code` with this installation of the bridge first on
+    its import path. Not `python -m`: that puts the current folder first, and a `gdres` folder there
+    (a checkout, or anything a project ships: a project's folder may be the current one, or hold the
+    cache folder a warm host runs in) would be imported instead: another version, or the project's code."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [sys.executable, "-c", f"import sys; sys.path[0] = {package_parent!r}; {code}"]
+
+
 def current() -> System:
     """Return the operating system's way of starting and holding engines."""
     return _SYSTEM

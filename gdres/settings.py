@@ -27,13 +27,16 @@ def default_processes(jobs: int) -> int:
 
 
 def cache_dir() -> str:
-    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/gdres.
+    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/gdres, as its real path.
 
     A relative XDG_CACHE_HOME is ignored, as the XDG Base Directory specification asks: taken against
     the current folder, an atomic batch's journal written from one folder would not be found by the
-    next command, run from another, to undo it.
+    next command, run from another, to undo it. The real path, because the engine is handed files of
+    the cache (its settings pack) once it works in the project's folder: a path through a link, or a
+    relative HOME, would lead it elsewhere than the file checked here (a red-team read led it to a
+    pack the project shipped, through a link to /proc/self/cwd).
     """
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "gdres")
+    return os.path.realpath(os.path.join(base, "gdres"))

@@ -487,7 +487,7 @@ class Bench:
             project = os.path.realpath(self.project)
             for process in psutil.process_iter(["cmdline"]):
                 with contextlib.suppress(psutil.Error):
-                    if "gdres.front.warm_host" in (process.info["cmdline"] or []) and any(
+                    if any("gdres.front.warm_host" in part for part in process.info["cmdline"] or []) and any(
                             project in part.cmdline() for part in process.children(recursive=True)):
                         process.terminate()
                         process.wait(timeout=30)

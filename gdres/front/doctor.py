@@ -42,6 +42,7 @@ def doctor(godot: str | None, project: str | None, as_json: bool) -> int:
     if project is not None:
         try:
             root = paths.project_root(project, os.getcwd())
+            paths.cache_outside(root)
             imported = os.path.isdir(os.path.join(root, ".godot", "imported"))
             report["project"] = {"path": root, "valid": True, "imported": imported}
         except BridgeError as exc:

@@ -111,6 +111,10 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     root = project_of(text, cwd)
     if root is None:
         return None
+    try:
+        paths.cache_outside(root)
+    except BridgeError:
+        return None  # served cold, which refuses it: no host starts in a cache the project holds
 
     def say(message: str) -> None:
         on_note(_WARNING, f"gdres: {message}")
@@ -317,9 +321,11 @@ def _start(folder: str, place: dict[str, str], settings: dict[str, Any], key: st
             environment = {**os.environ, **settings["environment"]}
             output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
             try:
-                # From the hosts folder, so that `-m` puts no project folder on the host's sys.path.
+                # Its own installation first on its import path, never the folder it runs in (the hosts
+                # folder): a cache inside a project made that the project's (a red-team read).
                 launcher = subprocess.Popen(
-                    [sys.executable, "-m", "gdres.front.warm_host"], stdin=subprocess.PIPE,
+                    platform.own_python("from gdres.front.warm_host import host; sys.exit(host())"),
+                    stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, stderr=output, cwd=folder, env=environment,
                     **platform.current().popen_options())
             finally:

@@ -9,14 +9,16 @@ names by case or not. gdscript/safety/paths.gd applies the same rule to the path
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
 import stat
 import string
 
-from gdres.errors import InvalidPath, PathOutsideProject, ProjectNotFound
+from gdres.errors import InvalidPath, InvalidRequest, PathOutsideProject, ProjectNotFound
 from gdres.scripts import path_rules
+from gdres.settings import cache_dir
 
 # Types only: pathlib costs a warm `run` (front/warm.py, which needs project_root()) ~4 ms. Type
 # checkers take any TYPE_CHECKING as True.
@@ -291,3 +293,26 @@ def _name_wrong(part: str) -> str:
         if pattern.search(folded(part) if fold else part):
             return why
     return ""
+
+
+def cache_outside(root: str) -> None:
+    """Raise InvalidRequest where the project folder `root` holds the cache folder: the settings
+    packs and scripts its engines start with and the journals that undo atomic batches would then be
+    files the project's author could have written (a red-team read planted scripts there that every
+    worker ran). Folders are compared as the file system knows them (device and inode), so another
+    spelling of the same folder (another case, on a file system that ignores it) is no way round."""
+    try:
+        project = os.stat(root)
+    except OSError:
+        return  # no such folder: the request says so itself
+    folder = cache_dir()
+    while True:
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.stat(folder), project):
+                raise InvalidRequest(
+                    f"the bridge's cache folder {cache_dir()} is inside the project {root}, which could then choose "
+                    "what its engines run: set XDG_CACHE_HOME to a folder outside it", field="project_path")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent

@@ -35,7 +35,6 @@ import os
 import queue
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -505,15 +504,10 @@ class Fleet:
 
 def part_argv(options: Sequence[str]) -> Callable[[int], list[str]]:
     """The command line of a part with `jobs` engines: this command with the same global options,
-    run from the same installation of the bridge as this process.
-
-    Not `python -m gdres`: that puts the current folder first on the import path, and a part
-    runs in the folder the command was given in (relative project paths are taken from there). A
-    `gdres` folder there (a checkout, or anything a project ships) would be imported instead:
-    another version, or code of the project's own."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    start = f"import sys; sys.path[0] = {package_parent!r}; from gdres.front.cli import entry; entry()"
+    run from the same installation of the bridge as this process (platform.own_python(): a part runs
+    in the folder the command was given in, relative project paths being taken from there)."""
+    start = platform.own_python("from gdres.front.cli import entry; entry()")
 
     def argv(jobs: int) -> list[str]:
-        return [sys.executable, "-c", start, *options, "batch", "--jobs", str(jobs), "--no-progress", "--part", "-"]
+        return [*start, *options, "batch", "--jobs", str(jobs), "--no-progress", "--part", "-"]
     return argv

@@ -4,7 +4,6 @@ launched behind the wall; and the imports of the projects they serve (gdres/serv
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,11 +13,11 @@ from typing import Protocol
 from gdres.engine import godot as engines
 from gdres.engine import wall
 from gdres.engine.worker import Inbox, Worker
-from gdres.errors import InvalidRequest
+from gdres.requests.paths import cache_outside
 from gdres.serving import imports
 from gdres.serving.imports import EVERY_ASSET
 from gdres.serving.journal import Journal
-from gdres.settings import DEFAULT_TIMEOUT, MAX_REQUESTS, MAX_RSS, START_TIMEOUT, cache_dir
+from gdres.settings import DEFAULT_TIMEOUT, MAX_REQUESTS, MAX_RSS, START_TIMEOUT
 
 IMPORT_PROGRESS_EVERY = 2.0
 """Seconds between two progress lines of an import (and one when the last asset is imported)."""
@@ -107,7 +106,7 @@ class Starter:
             def argv(token: str) -> Sequence[str]:
                 return argv_for(root, token)
         else:
-            cache_outside(root)
+            cache_outside(str(root))
             engine, pack = self.found_engine(), self.pack("trusted" if trusted else "safe")
             # The importers' options (import_read, import_update): made by the bridge's own editor run.
             options = imports.importers_root()
@@ -213,19 +212,6 @@ class Starter:
         return why is None, why
 
 
-def cache_outside(root: Path) -> None:
-    """Refuse to serve the project `root` where it holds the bridge's cache folder: the settings
-    packs and scripts workers start with, and the journals that undo atomic batches, would then be
-    files the project's author could have written (a red-team read planted a folder of scripts there
-    that every worker then ran)."""
-    cache = os.path.realpath(cache_dir())
-    project = os.path.realpath(root)
-    if cache == project or cache.startswith(project.rstrip(os.sep) + os.sep):
-        raise InvalidRequest(f"the bridge's cache folder {cache} is inside the project {project}, which could "
-                             "then choose what its engines run: set XDG_CACHE_HOME to a folder outside it",
-                             field="project_path")
-
-
 def check_engine(godot: str | None) -> None:
     """Raise the BridgeError every request would get for want of a usable Godot (`godot` or found)."""
     engines.probe(engines.find_godot(godot))
@@ -239,7 +225,7 @@ def wall_status() -> tuple[bool, str]:
 def import_everything(godot: str | None, root: Path, timeout: float, shown: ImportShown) -> imports.Outcome:
     """Import every asset of project `root` (a real path) not imported yet, behind the wall, as a
     request's import does; raise the BridgeError of a Godot that is missing or unusable."""
-    cache_outside(root)
+    cache_outside(str(root))
     engine = engines.probe(engines.find_godot(godot))
     outcome = imports.import_project(engine, root, engines.settings_pack(engine), max(timeout, imports.IMPORT_TIMEOUT),
                                      imports.stamp(root), lambda assets: shown.start(assets, ""), shown.update)

@@ -33,12 +33,17 @@ def material(project: Path | str, path: str = "materials/warm.tres") -> str:
     return json.dumps({**MATERIAL, "project_path": str(project), "resource_path": path})
 
 
+def is_host(argv: list[str]) -> bool:
+    """Whether `argv` is a warm host's (started by front/warm.py: `python -c "...warm_host..."`)."""
+    return any("gdres.front.warm_host" in part for part in argv)
+
+
 def hosts(cache: Path) -> list[psutil.Process]:
     """The warm hosts whose sockets are in `cache` (this test's): each runs from its sockets' folder."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         try:
-            if "gdres.front.warm_host" in (process.info["cmdline"] or []) and str(cache) in process.cwd():
+            if is_host(process.info["cmdline"] or []) and str(cache) in process.cwd():
                 found.append(process)
         except psutil.Error:
             pass  # gone meanwhile
@@ -317,7 +322,7 @@ def test_warm_run_in_python_shares_the_clis_host(project: Path, cache: Path) -> 
     (project / "sub").mkdir()
     reply = warm_run(material("..", "materials/api2.tres"), relative_to=str(project / "sub"), timeout=30)
     assert reply["result"] == "ok" and (project / "materials/api2.tres").is_file()
-    assert not [child for child in psutil.Process().children() if "gdres.front.warm_host" in cmdline(child)]
+    assert not [child for child in psutil.Process().children() if is_host(cmdline(child))]
     reply = warm_run({"op": "resource_read", "project_path": str(project), "resource_path": "materials/api.tres"})
     assert reply["result"] == "ok" and "0.25" in json.dumps(reply)
 

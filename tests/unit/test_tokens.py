@@ -54,20 +54,3 @@ def test_what_a_build_cut_short_left_goes_with_the_next_build(tmp_path: Path) ->
     with pytest.raises(EngineUnsupported):
         engines.compile_scripts(engine)
     assert not left.exists() and not final.exists()
-
-
-def test_a_project_that_holds_the_cache_folder_is_not_served(fake_godot: str, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    # Its author could have written the settings packs and scripts the workers would start with.
-    project = tmp_path / "game"
-    project.mkdir()
-    (project / "project.godot").write_text("config_version=5\n")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(project / ".cache"))
-    request = {"op": "resource_read", "project_path": str(project), "resource_path": "a.tres"}
-    done = run_cli("--godot", fake_godot, "run", json.dumps(request))
-    reply = json.loads(done.stdout)
-    assert reply["result"] == "error" and reply["error"]["code"] == "invalid_request", reply
-    assert "cache folder" in reply["error"]["message"] and "XDG_CACHE_HOME" in reply["error"]["message"]
-    assert not (tmp_path / "received.jsonl").exists()  # no engine started
-    done = run_cli("--godot", fake_godot, "import", str(project))
-    assert json.loads(done.stdout)["error"]["code"] == "invalid_request"
