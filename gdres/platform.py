@@ -221,7 +221,10 @@ def own_python(code: str) -> list[str]:
     (a checkout, or anything a project ships: a project's folder may be the current one, or hold the
     cache folder a warm host runs in) would be imported instead: another version, or the project's code."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return [sys.executable, "-c", f"import sys; sys.path[0] = {package_parent!r}; {code}"]
+    # In the place of the current folder, which `-c` puts first; first where it puts none
+    # (PYTHONSAFEPATH, or -P): the user's own first entry stays.
+    first = f"sys.path[0:0 if sys.flags.safe_path else 1] = [{package_parent!r}]"
+    return [sys.executable, "-c", f"import sys; {first}; {code}"]
 
 
 def current() -> System:

@@ -26,8 +26,9 @@ def default_processes(jobs: int) -> int:
     return -(-jobs // ENGINES_PER_PROCESS)
 
 
-def cache_dir() -> str:
-    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/gdres, as its real path.
+def cache_dir(*, real: bool = True) -> str:
+    """Return the bridge's own cache folder: $XDG_CACHE_HOME (or ~/.cache)/gdres, as its real path
+    (`real`) or as the environment spells it.
 
     A relative XDG_CACHE_HOME is ignored, as the XDG Base Directory specification asks: taken against
     the current folder, an atomic batch's journal written from one folder would not be found by the
@@ -39,4 +40,5 @@ def cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.realpath(os.path.join(base, "gdres"))
+    folder = os.path.join(base, "gdres")
+    return os.path.realpath(folder) if real else os.path.abspath(folder)

@@ -28,26 +28,32 @@ def doctor(godot: str | None, project: str | None, as_json: bool) -> int:
         source = next(finding.source for finding in survey.findings if finding.chosen)
         report["godot"] = {"path": survey.engine.path, "version": survey.engine.version, "supported": True,
                            "source": source, "candidates": candidates}
-        try:
-            report["scripts"] = {"binary_tokens": True, "path": str(serving.compile_scripts(survey.engine))}
-        except BridgeError as exc:
-            # Not a fault: workers then compile the scripts from their sources, as before.
-            report["scripts"] = {"binary_tokens": False, "error": exc.to_wire()}
     else:
         assert survey.error is not None
         report["godot"] = {"supported": False, "error": survey.error.to_wire(), "candidates": candidates}
         ok = False
     if project is None and os.path.isfile("project.godot"):
         project = "."  # run in a project, as `doctor .`
+    held = False  # the project holds the cache folder: nothing is made there
     if project is not None:
         try:
             root = paths.project_root(project, os.getcwd())
-            paths.cache_outside(root)
+            try:
+                paths.cache_outside(root)
+            except BridgeError:
+                held = True
+                raise
             imported = os.path.isdir(os.path.join(root, ".godot", "imported"))
             report["project"] = {"path": root, "valid": True, "imported": imported}
         except BridgeError as exc:
             report["project"] = {"path": project, "valid": False, "error": exc.to_wire()}
             ok = False
+    if survey.engine is not None and not held:
+        try:
+            report["scripts"] = {"binary_tokens": True, "path": str(serving.compile_scripts(survey.engine))}
+        except BridgeError as exc:
+            # Not a fault: workers then compile the scripts from their sources, as before.
+            report["scripts"] = {"binary_tokens": False, "error": exc.to_wire()}
     up, detail = serving.wall_status()
     report["wall"] = {"up": up, "detail": detail}
     report["result"] = "ok" if ok else "error"

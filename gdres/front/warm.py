@@ -2,7 +2,7 @@
 
 A cold `run` spends ~0.5 s before its request: the engine starts and compiles the bridge's GDScript
 (~0.3 s of it). With `--warm`, the first `run` on a project starts a host process
-(`python -m gdres.front.warm_host`) holding a Bridge and its engine for that project, and every
+(gdres.front.warm_host, started by platform.own_python()) holding a Bridge and its engine for that project, and every
 later one hands its request to that host and prints the reply: the engine is already up.
 
 The host listens on a Unix socket (never a network one) in a folder only its user can open:
@@ -119,7 +119,7 @@ def ask_host(text: str, *, godot: str | None, timeout: float, auto_import: bool,
     def say(message: str) -> None:
         on_note(_WARNING, f"gdres: {message}")
 
-    folder = _hosts_folder(say)
+    folder = _hosts_folder(root, say)
     if folder is None:
         return None
     settings = _settings(root, godot, timeout, auto_import, cwd)
@@ -171,12 +171,18 @@ def project_of(text: str, cwd: str) -> str | None:
         return None
 
 
-def _hosts_folder(say: Callable[[str], None]) -> str | None:
+def _hosts_folder(root: str, say: Callable[[str], None]) -> str | None:
     """The folder of the hosts' sockets, made if missing; None (with a note) unless no other user can
-    enter it, or replace it or a folder above it."""
+    enter it, or replace it or a folder above it, and the project `root` does not hold it (code that
+    allow_scripts lets run could take a host's secret there, or put a socket of its own)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     folder = (os.path.join(runtime, "gdres") if runtime and os.path.isabs(runtime)
               else os.path.join(cache_dir(), "hosts"))
+    try:
+        paths.folder_outside(folder, root, "the warm hosts' folder", "XDG_RUNTIME_DIR")
+    except BridgeError as exc:
+        say(f"{exc.message}: served without a warm host")
+        return None
     try:
         # The folders made here are this user's alone, whatever the umask (002 would make them shared).
         for missing in reversed([place for place in [folder, *_above(folder)] if not os.path.lexists(place)]):

@@ -1,6 +1,7 @@
-"""The warm host (`python -m gdres.front.warm_host`): one process per project holding a Bridge and its
-engine, serving the requests `gdres run --warm` hands it over a Unix socket (front/warm.py, the
-client side, says how a host is found, checked and started, and what it promises).
+"""The warm host (host(), started by front/warm.py through platform.own_python()): one process per
+project holding a Bridge and its engine, serving the requests `gdres run --warm` hands it over a Unix
+socket (front/warm.py, the client side, says how a host is found, checked and started, and what it
+promises).
 
 It reads its settings on stdin, listens, and goes on in a process of its own; it takes only clients
 of its user that send the secret it wrote beside its socket, serves one request at a time as
@@ -241,7 +242,3 @@ def _read_all(connection: socket.socket) -> bytes:
 
 def _note(message: str) -> None:
     sys.stderr.write(f"gdres: {message}\n")
-
-
-if __name__ == "__main__":
-    sys.exit(host())

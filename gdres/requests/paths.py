@@ -296,23 +296,74 @@ def _name_wrong(part: str) -> str:
 
 
 def cache_outside(root: str) -> None:
-    """Raise InvalidRequest where the project folder `root` holds the cache folder: the settings
-    packs and scripts its engines start with and the journals that undo atomic batches would then be
-    files the project's author could have written (a red-team read planted scripts there that every
-    worker ran). Folders are compared as the file system knows them (device and inode), so another
-    spelling of the same folder (another case, on a file system that ignores it) is no way round."""
+    """Raise InvalidRequest where the project folder `root` holds the bridge's cache folder: the
+    settings packs and scripts its engines start with and the journals that undo atomic batches would
+    then be files the project's author could have written (red-team reads planted scripts, a pack and
+    a journal there, which the bridge used)."""
+    folder_outside(cache_dir(real=False), root, "the bridge's cache folder", "XDG_CACHE_HOME")
+
+
+def folder_outside(folder: str, root: str, what: str, setting: str) -> None:
+    """Raise InvalidRequest where the project folder `root` holds `folder`, by any way there:
+    each folder on the way to it as spelt and as it really is (a link the project ships leads out
+    of it), compared by device and inode (another spelling, as another case where the file system
+    ignores it, is the same folder), and on Linux the folder a mount shows elsewhere."""
     try:
         project = os.stat(root)
     except OSError:
         return  # no such folder: the request says so itself
-    folder = cache_dir()
-    while True:
-        with contextlib.suppress(OSError):
-            if os.path.samestat(os.stat(folder), project):
-                raise InvalidRequest(
-                    f"the bridge's cache folder {cache_dir()} is inside the project {root}, which could then choose "
-                    "what its engines run: set XDG_CACHE_HOME to a folder outside it", field="project_path")
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return
-        folder = parent
+    for start in (folder, os.path.realpath(folder)):
+        probe = start
+        while True:
+            with contextlib.suppress(OSError):
+                if os.path.samestat(os.stat(probe), project):
+                    _held(folder, root, what, setting)
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                break
+            probe = parent
+    if _mounted_inside(os.path.realpath(folder), os.path.realpath(root), _mounts()):
+        _held(folder, root, what, setting)
+
+
+def _held(folder: str, root: str, what: str, setting: str) -> None:
+    raise InvalidRequest(f"{what} {folder} is inside the project {root}, which could then choose what its "
+                         f"engines run: set {setting} to a folder outside it", field="project_path")
+
+
+def _mounts() -> list[list[str]]:
+    """Linux's mounts of this process: [device, the folder of its file system shown, mount point]
+    each; none where /proc/self/mountinfo cannot be read (another system)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            return [line.split(" ")[2:5] for line in table]
+    except OSError:
+        return []
+
+
+def _mounted_inside(folder: str, root: str, mounts: list[list[str]]) -> bool:
+    """Whether `folder` (a real path) is a part of the file system that holds `root` shown through
+    another of `mounts` (a bind mount of the project's .cache at ~/.cache, say): its place on that
+    file system lies under root's."""
+
+    def place(path: str) -> tuple[str, str] | None:
+        best: list[str] | None = None
+        for mount in mounts:
+            point = _unescaped(mount[2])
+            if (path == point or path.startswith(point.rstrip("/") + "/")) and (
+                    best is None or len(point) >= len(_unescaped(best[2]))):
+                best = mount
+        if best is None:
+            return None
+        below = path[len(_unescaped(best[2]).rstrip("/")):]
+        return best[0], _unescaped(best[1]).rstrip("/") + below
+
+    at, of = place(folder), place(root)
+    if at is None or of is None or at[0] != of[0]:
+        return False
+    return at[1] == of[1] or at[1].startswith(of[1].rstrip("/") + "/")
+
+
+def _unescaped(field: str) -> str:
+    """A path of /proc/self/mountinfo, its octal escapes (space, tab, newline, backslash) read."""
+    return re.sub(r"\\([0-7]{3})", lambda found: chr(int(found.group(1), 8)), field)

@@ -114,6 +114,8 @@ class Roots:
                 self._known.clear()
             try:
                 known = Path(paths.project_root(project_path, self.relative_to))
+                # Before anything of the cache is used for it (a journal recovered, say).
+                paths.cache_outside(str(known))
             except BridgeError as exc:
                 known = exc
             self._known[project_path] = known

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import run_cli
 from gdres import platform
+from gdres.requests import paths
 from gdres.settings import cache_dir
 
 
@@ -69,3 +70,86 @@ def test_a_process_of_the_bridge_imports_its_own_package_not_the_current_folder_
                           env={**os.environ, "PYTHONPATH": ""})
     assert not (tmp_path / "PLANTED_RAN").exists()
     assert Path(done.stdout).parent == Path(platform.__file__).parent
+
+
+def test_a_journal_planted_in_a_cache_the_project_holds_is_never_played(
+        fake_godot: str, game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The refusal comes before anything of the cache is used: recovering an atomic batch's journal
+    # once wrote the planted bytes into the project, then refused the request (a red-team read).
+    import base64
+    import hashlib
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(game / ".cache"))
+    journal = Path(cache_dir(), "journals", hashlib.sha256(os.fsencode(game.resolve())).hexdigest()[:32])
+    journal.mkdir(parents=True)
+    (journal / "journal.jsonl").write_text(json.dumps(
+        {"commit": str(game.resolve() / "planted.txt"), "old": base64.b64encode(b"planted").decode(),
+         "new": None, "mode": 0o755}) + "\n")
+    request = {"op": "resource_read", "project_path": str(game), "resource_path": "a.tres"}
+    reply = json.loads(run_cli("--godot", fake_godot, "run", json.dumps(request)).stdout)
+    assert reply["error"]["code"] == "invalid_request", reply
+    assert not (game / "planted.txt").exists() and (journal / "journal.jsonl").exists()
+
+
+def test_a_link_the_project_ships_at_the_cache_path_is_no_way_round(
+        fake_godot: str, game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The path as given lies in the project; its real path leads out, to what the checkout holds.
+    (tmp_path / "cachedata").mkdir()
+    (game / ".cache").symlink_to(tmp_path / "cachedata")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(game / ".cache"))
+    request = {"op": "resource_read", "project_path": str(game), "resource_path": "a.tres"}
+    reply = json.loads(run_cli("--godot", fake_godot, "run", json.dumps(request)).stdout)
+    assert reply["error"]["code"] == "invalid_request" and "cache folder" in reply["error"]["message"], reply
+
+
+def test_no_warm_host_keeps_its_socket_in_the_project(fake_godot: str, game: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # Code that allow_scripts lets run could take the host's secret there, or put a socket of its own.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(game / "run"))
+    request = {"op": "resource_read", "project_path": str(game), "resource_path": "a.tres"}
+    done = run_cli("--godot", fake_godot, "run", "--warm", json.dumps(request))
+    assert json.loads(done.stdout)["result"] == "ok"  # served cold, by the fake engine
+    assert "served without a warm host" in done.stderr and "XDG_RUNTIME_DIR" in done.stderr
+    assert not (game / "run").exists()
+
+
+def test_doctor_makes_nothing_in_a_cache_the_project_holds(fake_godot: str, game: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(game / ".cache"))
+    report = json.loads(run_cli("--godot", fake_godot, "doctor", "--json", str(game)).stdout)
+    assert report["project"]["valid"] is False and "scripts" not in report
+    assert not (game / ".cache" / "gdres" / "scripts").exists()
+
+
+MOUNTINFO = [
+    ["0:31", "/", "/"],
+    ["8:1", "/", "/data"],
+    ["8:1", "/games/mine/.cache", "/root/.cache"],  # a bind mount of the project's .cache
+    ["0:55", "/", "/tmp"],
+]
+
+
+@pytest.mark.parametrize(("folder", "root", "inside"), [
+    ("/root/.cache/gdres", "/data/games/mine", True),
+    ("/root/.cache/gdres", "/data/games/mine2", False),
+    ("/root/.cache/gdres", "/data/games", True),
+    ("/tmp/cache/gdres", "/data/games/mine", False),
+    ("/data/games/mine/.cache/gdres", "/data/games/mine", True),
+    ("/home/u/.cache/gdres", "/data/games/mine", False),
+])
+def test_a_mount_that_shows_a_project_s_folder_elsewhere_is_seen_through(folder: str, root: str,
+                                                                          inside: bool) -> None:
+    assert paths._mounted_inside(folder, root, MOUNTINFO) is inside
+
+
+def test_mount_points_are_read_with_their_escapes() -> None:
+    mounts = [["0:31", "/", "/"], ["8:1", "/my\\040game/.cache", "/root/.cache"], ["8:1", "/", "/d"]]
+    assert paths._mounted_inside("/root/.cache/gdres", "/d/my game", mounts)
+
+
+def test_a_process_of_the_bridge_keeps_a_safe_path_s_first_entry(tmp_path: Path) -> None:
+    # Under PYTHONSAFEPATH no current folder is first on the path: the user's own first entry is.
+    code = "import sys; sys.stdout.write('\\n'.join(sys.path[:2]))"
+    done = subprocess.run(platform.own_python(code), cwd=tmp_path, capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONSAFEPATH": "1", "PYTHONPATH": str(tmp_path / "mine")})
+    assert done.stdout.splitlines() == [str(Path(platform.__file__).parent.parent), str(tmp_path / "mine")]
