@@ -331,39 +331,50 @@ def _held(folder: str, root: str, what: str, setting: str) -> None:
                          f"engines run: set {setting} to a folder outside it", field="project_path")
 
 
-def _mounts() -> list[list[str]]:
-    """Linux's mounts of this process: [device, the folder of its file system shown, mount point]
-    each; none where /proc/self/mountinfo cannot be read (another system)."""
+def _mounts() -> list[tuple[str, str, str]]:
+    """Linux's mounts of this process: (device, the folder of its file system shown, mount point)
+    each, paths as os.fsdecode() gives them (as realpath() does); none where /proc/self/mountinfo
+    cannot be read (another system)."""
     try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
-            return [line.split(" ")[2:5] for line in table]
+        with open("/proc/self/mountinfo", "rb") as table:
+            lines = table.read().splitlines()
     except OSError:
         return []
+    mounts = []
+    for line in lines:
+        fields = line.split(b" ")
+        if len(fields) > 4:
+            mounts.append((fields[2].decode("ascii", "replace"), _unescaped(fields[3]), _unescaped(fields[4])))
+    return mounts
 
 
-def _mounted_inside(folder: str, root: str, mounts: list[list[str]]) -> bool:
-    """Whether `folder` (a real path) is a part of the file system that holds `root` shown through
-    another of `mounts` (a bind mount of the project's .cache at ~/.cache, say): its place on that
-    file system lies under root's."""
+def _mounted_inside(folder: str, root: str, mounts: list[tuple[str, str, str]]) -> bool:
+    """Whether `folder` (a real path) and the project `root` meet through `mounts`: the folder is a
+    part of root's file system shown elsewhere (a bind mount of the project's .cache at ~/.cache), or
+    a mount inside root shows the part of a file system the folder is in (code the project may run,
+    allowed, writes where the project is)."""
 
     def place(path: str) -> tuple[str, str] | None:
-        best: list[str] | None = None
-        for mount in mounts:
-            point = _unescaped(mount[2])
-            if (path == point or path.startswith(point.rstrip("/") + "/")) and (
-                    best is None or len(point) >= len(_unescaped(best[2]))):
-                best = mount
-        if best is None:
+        """(device, place on its file system) of `path`, through the mount that shows it."""
+        shown = [mount for mount in mounts if _under(path, mount[2])]
+        if not shown:
             return None
-        below = path[len(_unescaped(best[2]).rstrip("/")):]
-        return best[0], _unescaped(best[1]).rstrip("/") + below
+        device, part, point = max(reversed(shown), key=lambda mount: len(mount[2]))  # the last shadows
+        return device, part.rstrip("/") + path[len(point.rstrip("/")):]
 
     at, of = place(folder), place(root)
-    if at is None or of is None or at[0] != of[0]:
+    if at is None or of is None:
         return False
-    return at[1] == of[1] or at[1].startswith(of[1].rstrip("/") + "/")
+    if at[0] == of[0] and _under(at[1], of[1]):
+        return True
+    return any(device == at[0] and _under(at[1], part) for device, part, point in mounts if _under(point, root))
 
 
-def _unescaped(field: str) -> str:
+def _under(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or below it (both absolute, without . or ..)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _unescaped(field: bytes) -> str:
     """A path of /proc/self/mountinfo, its octal escapes (space, tab, newline, backslash) read."""
-    return re.sub(r"\\([0-7]{3})", lambda found: chr(int(found.group(1), 8)), field)
+    return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda found: bytes([int(found.group(1), 8)]), field))

@@ -122,10 +122,12 @@ def test_doctor_makes_nothing_in_a_cache_the_project_holds(fake_godot: str, game
 
 
 MOUNTINFO = [
-    ["0:31", "/", "/"],
-    ["8:1", "/", "/data"],
-    ["8:1", "/games/mine/.cache", "/root/.cache"],  # a bind mount of the project's .cache
-    ["0:55", "/", "/tmp"],
+    ("0:31", "/", "/"),
+    ("8:1", "/", "/data"),
+    ("8:1", "/games/mine/.cache", "/root/.cache"),  # a bind mount of the project's .cache
+    ("0:55", "/", "/tmp"),
+    ("0:60", "/volumes/cache", "/data/games/other/.cache"),  # a cache volume shown inside a project
+    ("0:60", "/", "/srv/cache"),
 ]
 
 
@@ -136,15 +138,18 @@ MOUNTINFO = [
     ("/tmp/cache/gdres", "/data/games/mine", False),
     ("/data/games/mine/.cache/gdres", "/data/games/mine", True),
     ("/home/u/.cache/gdres", "/data/games/mine", False),
+    ("/srv/cache/volumes/cache/gdres", "/data/games/other", True),  # writable from the project
+    ("/srv/cache/volumes/other/gdres", "/data/games/other", False),
 ])
 def test_a_mount_that_shows_a_project_s_folder_elsewhere_is_seen_through(folder: str, root: str,
                                                                           inside: bool) -> None:
     assert paths._mounted_inside(folder, root, MOUNTINFO) is inside
 
 
-def test_mount_points_are_read_with_their_escapes() -> None:
-    mounts = [["0:31", "/", "/"], ["8:1", "/my\\040game/.cache", "/root/.cache"], ["8:1", "/", "/d"]]
-    assert paths._mounted_inside("/root/.cache/gdres", "/d/my game", mounts)
+def test_mount_points_are_read_as_the_file_system_names_them() -> None:
+    assert paths._unescaped(b"/my\\040game/.cache") == "/my game/.cache"
+    # Not UTF-8: the same text realpath() gives for it (a red-team read slipped past with one).
+    assert paths._unescaped(b"/g\\377me") == os.fsdecode(b"/g\xffme")
 
 
 def test_a_process_of_the_bridge_keeps_a_safe_path_s_first_entry(tmp_path: Path) -> None:
