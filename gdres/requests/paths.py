@@ -304,16 +304,19 @@ def cache_outside(root: str) -> None:
 
 
 def folder_outside(folder: str, root: str, what: str, setting: str) -> None:
-    """Raise InvalidRequest where the project folder `root` holds `folder`, by any way there:
-    each folder on the way to it as spelt and as it really is (a link the project ships leads out
-    of it), compared by device and inode (another spelling, as another case where the file system
-    ignores it, is the same folder), and on Linux the folder a mount shows elsewhere."""
+    """Raise InvalidRequest where the project folder `root` holds `folder`, by any way there: each
+    folder and link a lookup of its path passes (a link the project ships, at the end or part-way,
+    leads out of it), compared by device and inode (another spelling, as another case where the file
+    system ignores it, is the same folder), and on Linux what mounts show of either elsewhere."""
     try:
         project = os.stat(root)
     except OSError:
         return  # no such folder: the request says so itself
-    for start in (folder, os.path.realpath(folder)):
-        probe = start
+    mounts = _mounts()
+    real_root = os.path.realpath(root)
+    for step in _looked_up(folder):
+        real = os.path.realpath(step)
+        probe = real
         while True:
             with contextlib.suppress(OSError):
                 if os.path.samestat(os.stat(probe), project):
@@ -322,8 +325,35 @@ def folder_outside(folder: str, root: str, what: str, setting: str) -> None:
             if parent == probe:
                 break
             probe = parent
-    if _mounted_inside(os.path.realpath(folder), os.path.realpath(root), _mounts()):
-        _held(folder, root, what, setting)
+        if _mounted_inside(real, real_root, mounts):
+            _held(folder, root, what, setting)
+
+
+def _looked_up(path: str) -> list[str]:
+    """Each folder and link a lookup of the absolute `path` passes, links followed a name at a time as
+    the system does (at most 40), ending with `path`'s own place."""
+    passed: list[str] = []
+    names = [name for name in path.split(os.sep) if name]
+    at = os.path.abspath(os.sep)
+    links = 0
+    while names:
+        name = names.pop(0)
+        if name == ".":
+            continue
+        if name == "..":
+            at = os.path.dirname(at)
+            continue
+        step = os.path.join(at, name)
+        passed.append(step)
+        if links < 40 and os.path.islink(step):
+            links += 1
+            target = os.readlink(step)
+            names = [name for name in target.split(os.sep) if name] + names
+            if os.path.isabs(target):
+                at = os.path.abspath(os.sep)
+            continue
+        at = step
+    return passed or [path]
 
 
 def _held(folder: str, root: str, what: str, setting: str) -> None:
@@ -332,16 +362,21 @@ def _held(folder: str, root: str, what: str, setting: str) -> None:
 
 
 def _mounts() -> list[tuple[str, str, str]]:
-    """Linux's mounts of this process: (device, the folder of its file system shown, mount point)
-    each, paths as os.fsdecode() gives them (as realpath() does); none where /proc/self/mountinfo
-    cannot be read (another system)."""
+    """Linux's mounts of this process (see _parsed()); none where /proc/self/mountinfo cannot be
+    read (another system)."""
     try:
         with open("/proc/self/mountinfo", "rb") as table:
-            lines = table.read().splitlines()
+            return _parsed(table.read())
     except OSError:
         return []
+
+
+def _parsed(table: bytes) -> list[tuple[str, str, str]]:
+    """The mounts a mountinfo `table` lists: (device, the folder of its file system shown, mount
+    point) each, paths as os.fsdecode() gives them (as realpath() does). Lines end at a newline only:
+    the kernel escapes that in a name, not a carriage return."""
     mounts = []
-    for line in lines:
+    for line in table.split(b"\n"):
         fields = line.split(b" ")
         if len(fields) > 4:
             mounts.append((fields[2].decode("ascii", "replace"), _unescaped(fields[3]), _unescaped(fields[4])))
@@ -349,25 +384,26 @@ def _mounts() -> list[tuple[str, str, str]]:
 
 
 def _mounted_inside(folder: str, root: str, mounts: list[tuple[str, str, str]]) -> bool:
-    """Whether `folder` (a real path) and the project `root` meet through `mounts`: the folder is a
-    part of root's file system shown elsewhere (a bind mount of the project's .cache at ~/.cache), or
-    a mount inside root shows the part of a file system the folder is in (code the project may run,
-    allowed, writes where the project is)."""
+    """Whether `mounts` let the project `root` write into `folder` (both real paths), judged
+    conservatively by every mount that shows either, also one hidden by a later mount: a part of
+    root's file system shown at or below the folder (a bind mount of the project's .cache at
+    ~/.cache), or a part of the folder's shown inside root (code the project may run, allowed,
+    writes where the project is)."""
 
-    def place(path: str) -> tuple[str, str] | None:
-        """(device, place on its file system) of `path`, through the mount that shows it."""
-        shown = [mount for mount in mounts if _under(path, mount[2])]
-        if not shown:
-            return None
-        device, part, point = max(reversed(shown), key=lambda mount: len(mount[2]))  # the last shadows
-        return device, part.rstrip("/") + path[len(point.rstrip("/")):]
+    def through(path: str) -> list[tuple[str, str]]:
+        """(device, place on its file system) of `path` through each mount that covers it."""
+        return [(device, (part.rstrip("/") + path[len(point.rstrip("/")):]) or "/")
+                for device, part, point in mounts if _under(path, point)]
 
-    at, of = place(folder), place(root)
-    if at is None or of is None:
-        return False
-    if at[0] == of[0] and _under(at[1], of[1]):
+    def below(path: str) -> list[tuple[str, str]]:
+        """(device, part of its file system) each mount at or below `path` shows."""
+        return [(device, part) for device, part, point in mounts if _under(point, path)]
+
+    writable = through(root) + below(root)
+    kept = through(folder) + below(folder)
+    if any(device == other and _under(part, place) for device, part in kept for other, place in writable):
         return True
-    return any(device == at[0] and _under(at[1], part) for device, part, point in mounts if _under(point, root))
+    return any(device == other and _under(place, part) for device, part in kept for other, place in below(root))
 
 
 def _under(path: str, folder: str) -> bool:

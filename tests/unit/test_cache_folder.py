@@ -13,6 +13,7 @@ import pytest
 
 from conftest import run_cli
 from gdres import platform
+from gdres.errors import InvalidRequest
 from gdres.requests import paths
 from gdres.settings import cache_dir
 
@@ -144,6 +145,46 @@ MOUNTINFO = [
 def test_a_mount_that_shows_a_project_s_folder_elsewhere_is_seen_through(folder: str, root: str,
                                                                           inside: bool) -> None:
     assert paths._mounted_inside(folder, root, MOUNTINFO) is inside
+
+
+ROOT = [("8:1", "/", "/")]
+
+
+@pytest.mark.parametrize(("folder", "root", "extra"), [
+    # A mount inside the project shows a folder of the cache.
+    ("/home/u/.cache/gdres", "/home/u/proj", [("8:1", "/home/u/.cache/gdres/journals", "/home/u/proj/j")]),
+    # A mount below the cache shows a part of the project.
+    ("/home/u/.cache/gdres", "/home/u/proj", [("8:1", "/home/u/proj/s", "/home/u/.cache/gdres/scripts")]),
+    # The cache is a mount point showing the top of a file system the project shows too.
+    ("/cache", "/proj", [("8:17", "/", "/cache"), ("8:17", "/", "/proj/vol")]),
+    # A later mount hides the one at a longer mount point.
+    ("/home/u/.cache/gdres", "/srv/proj",
+     [("8:1", "/elsewhere", "/home/u/.cache"), ("8:1", "/srv/proj/home", "/home/u")]),
+    # Two mounts at one point, the one listed last not on top.
+    ("/home/u/.cache/gdres", "/srv/proj",
+     [("8:1", "/srv/proj/c", "/home/u/.cache"), ("8:1", "/elsewhere", "/home/u/.cache")]),
+])
+def test_every_mount_that_shows_either_counts(folder: str, root: str, extra: list[tuple[str, str, str]]) -> None:
+    # Found by a review: each of these was taken for outside the project.
+    assert paths._mounted_inside(folder, root, ROOT + extra)
+
+
+def test_a_carriage_return_in_a_name_does_not_end_a_mount_s_line() -> None:
+    table = b"36 1 8:1 / / rw - ext4 /dev/sda1 rw\n37 36 8:1 /proj/c\rd /home/u/.cache rw - ext4 /dev/sda1 rw\n"
+    assert paths._parsed(table)[1] == ("8:1", "/proj/c\rd", "/home/u/.cache")
+
+
+def test_a_link_the_project_ships_part_way_to_the_cache_is_followed(tmp_path: Path) -> None:
+    # ~/.cache is the user's link into the project; the project's link there leads out again.
+    project = tmp_path / "repo" / "proj"
+    (project / "cachedir").mkdir(parents=True)
+    (tmp_path / "repo" / "shared" / "gdres").mkdir(parents=True)
+    (project / "cachedir" / "gdres").symlink_to("../../shared/gdres")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".cache").symlink_to(project / "cachedir")
+    with pytest.raises(InvalidRequest, match="cache folder"):
+        paths.folder_outside(str(tmp_path / "home" / ".cache" / "gdres"), str(project), "the cache folder", "X")
+    paths.folder_outside(str(tmp_path / "repo" / "shared" / "gdres"), str(project), "the cache folder", "X")
 
 
 def test_mount_points_are_read_as_the_file_system_names_them() -> None:
