@@ -4,8 +4,8 @@ benchmark, 4.6.3, 2-core VM), as an exported game's scripts load.
 
 Godot makes binary tokens only when it exports a project (`--export-pack` with the preset's
 script_export_mode=1), ~3.5 s of an editor's start, so they are made on request (`gdres doctor`,
-`Bridge.compile_scripts()`), never behind a request's back: a CI job that runs once would pay for
-them and not gain. Made once per engine binary and per text of the scripts, in the cache folder;
+through engine/godot.py compile_scripts()), never behind a request's back: a CI job that runs once
+would pay for them and not gain. Made once per engine binary and per text of the scripts, in the cache folder;
 until then, and for scripts other than the installed ones (a test's changed copy), workers run the
 sources. A copy counts once every script in it compiles (gdscript/tools/tokens.gd checks) and it
 is marked complete, so a worker never meets half of one; one process at a time builds it.
@@ -118,10 +118,10 @@ def _engine(argv: list[str], home: Path, what: str) -> None:
 
 def _place(godot: str, version: str, sources: Path) -> Path:
     """Where the copy of `sources` for `godot` is: named by the engine and every byte of the scripts,
-    in the cache folder as it really is (the folder is the gate's own: safety/gate.gd compares it
-    with real paths)."""
+    in the cache folder, a real path (the folder is the gate's own: safety/gate.gd compares it with
+    real paths)."""
     key = _key(os.path.realpath(godot), version, str(sources), _stamp(sources))
-    return Path(os.path.realpath(cache_dir()), "scripts", key)
+    return Path(cache_dir(), "scripts", key)
 
 
 @functools.cache

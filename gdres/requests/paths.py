@@ -10,6 +10,7 @@ names by case or not. gdscript/safety/paths.gd applies the same rule to the path
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import posixpath
 import re
@@ -308,25 +309,35 @@ def folder_outside(folder: str, root: str, what: str, setting: str) -> None:
     folder and link a lookup of its path passes (a link the project ships, at the end or part-way,
     leads out of it), compared by device and inode (another spelling, as another case where the file
     system ignores it, is the same folder), and on Linux what mounts show of either elsewhere."""
+    if _holds(folder, os.path.realpath(folder), os.path.realpath(root)):
+        _held(folder, root, what, setting)
+
+
+@functools.lru_cache(maxsize=64)
+def _holds(folder: str, real_folder: str, root: str) -> bool:
+    """folder_outside()'s judgement, kept per process: each request of a Bridge asks it (~0.3 ms), and
+    what the project can change cannot turn it (a link of the project on the way is held already;
+    mounts and the links outside it are not the project's)."""
+    del real_folder  # a part of the key: a link outside the project changed since is judged anew
     try:
         project = os.stat(root)
     except OSError:
-        return  # no such folder: the request says so itself
+        return False  # no such folder: the request says so itself
     mounts = _mounts()
-    real_root = os.path.realpath(root)
     for step in _looked_up(folder):
         real = os.path.realpath(step)
         probe = real
         while True:
             with contextlib.suppress(OSError):
                 if os.path.samestat(os.stat(probe), project):
-                    _held(folder, root, what, setting)
+                    return True
             parent = os.path.dirname(probe)
             if parent == probe:
                 break
             probe = parent
-        if _mounted_inside(real, real_root, mounts):
-            _held(folder, root, what, setting)
+        if _mounted_inside(real, root, mounts):
+            return True
+    return False
 
 
 def _looked_up(path: str) -> list[str]:
