@@ -9,6 +9,7 @@ extends SceneTree
 ## files (.json) are copied as they are. Then every script is loaded back from <out> and must
 ## compile: a folder that holds a script the engine would not run is never used.
 
+const AtomicWrite = preload("../files/atomic_write.gd")
 const _SCRIPTS: String = "res://gdscript"
 
 
@@ -50,13 +51,6 @@ func _lay_out(from: String, to: String, scripts: PackedStringArray) -> Error:
 	return OK
 
 
+## Write `bytes` (read from the pack: none is a read that failed) as the file at `path`.
 func _store(path: String, bytes: PackedByteArray) -> Error:
-	if bytes.is_empty():
-		return ERR_FILE_CANT_READ
-	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
-	if file == null:
-		return FileAccess.get_open_error()
-	file.store_buffer(bytes)
-	var err: Error = file.get_error()
-	file.close()
-	return OK if err in [OK, ERR_FILE_EOF] else err
+	return ERR_FILE_CANT_READ if bytes.is_empty() else AtomicWrite.store(path, bytes)
