@@ -317,7 +317,7 @@ def settings_pack(engine: Engine, flavour: str = "safe") -> Path:
         (Path(scratch) / "project.godot").write_text(_QUIET_PROJECT, "utf-8")
         building = pack.with_name(f".{pack.name}.{os.getpid()}.tmp")
         argv = [engine.path, "--headless", "--path", scratch, "-s", str(builder), "--", str(building), flavour,
-                Path(os.path.realpath(pack)).as_posix()]
+                pack.as_posix()]  # a real path: cache_dir() is
         try:
             done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT,
                                   stdin=subprocess.DEVNULL, check=False)

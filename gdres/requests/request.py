@@ -114,7 +114,8 @@ class Roots:
                 self._known.clear()
             try:
                 known = Path(paths.project_root(project_path, self.relative_to))
-                # Before anything of the cache is used for it (a journal recovered, say).
+                # Before anything of the cache is used for it (a journal recovered, say): every root a
+                # pool's engines serve comes through here (serving/pool.py _group()).
                 paths.cache_outside(str(known))
             except BridgeError as exc:
                 known = exc

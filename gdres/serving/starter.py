@@ -106,7 +106,6 @@ class Starter:
             def argv(token: str) -> Sequence[str]:
                 return argv_for(root, token)
         else:
-            cache_outside(str(root))
             engine, pack = self.found_engine(), self.pack("trusted" if trusted else "safe")
             # The importers' options (import_read, import_update): made by the bridge's own editor run.
             options = imports.importers_root()
