@@ -96,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--part", action="store_true", help=argparse.SUPPRESS)
     commands.add_parser("schema", parents=[common], help="print the JSON Schema of all requests")
     doctor = commands.add_parser("doctor", parents=[common],
-                                 help="list the Godot binaries found, say which is used, check a project, and "
-                                      "say whether engines start behind the Landlock wall")
+                                 help="list the Godot binaries found, say which is used, check a project, "
+                                      "compile the bridge's scripts to that Godot's binary tokens (engines start "
+                                      "sooner), and say whether engines start behind the Landlock wall")
     doctor.add_argument("project", nargs="?",
                         help="a Godot project folder to check (default: the folder it runs in, when it is one)")
     doctor.add_argument("--json", action="store_true", help="print the report as one JSON object")
