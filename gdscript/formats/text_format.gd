@@ -42,53 +42,8 @@ enum Tok {
 
 const Scan = preload("scan.gd")
 
-## Constructors whose arguments are numbers (or inf/nan names) only; the engine's own names,
-## compatibility spellings included.
-const _NUMERIC: Array[String] = [
-	"Vector2",
-	"Vector2i",
-	"Rect2",
-	"Rect2i",
-	"Vector3",
-	"Vector3i",
-	"Vector4",
-	"Vector4i",
-	"Transform2D",
-	"Matrix32",
-	"Plane",
-	"Quaternion",
-	"Quat",
-	"AABB",
-	"Rect3",
-	"Basis",
-	"Matrix3",
-	"Transform3D",
-	"Transform",
-	"Projection",
-	"Color",
-	"PackedInt32Array",
-	"PackedIntArray",
-	"PoolIntArray",
-	"IntArray",
-	"PackedInt64Array",
-	"PackedFloat32Array",
-	"PackedRealArray",
-	"PoolRealArray",
-	"FloatArray",
-	"PackedFloat64Array",
-	"PackedVector2Array",
-	"PoolVector2Array",
-	"Vector2Array",
-	"PackedVector3Array",
-	"PoolVector3Array",
-	"Vector3Array",
-	"PackedVector4Array",
-	"PoolVector4Array",
-	"Vector4Array",
-	"PackedColorArray",
-	"PoolColorArray",
-	"ColorArray",
-]
+## Constructors whose arguments are numbers (or inf/nan names) only.
+const _CONSTRUCTORS: JSON = preload("constructors.json")
 const _BYTES: Array[String] = ["PackedByteArray", "PoolByteArray", "ByteArray"]
 const _STRINGS: Array[String] = ["PackedStringArray", "PoolStringArray", "StringArray"]
 const _REFERENCES: Array[String] = ["Resource", "ExtResource", "SubResource"]
@@ -477,7 +432,7 @@ func _identifier_value() -> Variant:
 			"null", "nil":
 				return null
 		return OTHER
-	if id in _NUMERIC:
+	if id in _CONSTRUCTORS.data["numeric"]:
 		_numbers(id)
 	elif id in _BYTES:
 		_arguments(id, [Tok.STRING, Tok.NUMBER])
