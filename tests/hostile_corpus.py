@@ -433,3 +433,17 @@ def mutated(case: str, seed: int) -> bytes:
     if rng.random() < 0.3:
         text = text.replace("\n", "\r\n")
     return text.encode()
+
+
+def byte_edits(data: bytes, rng: random.Random) -> bytes:
+    """`data` with a few bytes inserted, removed or replaced, favouring the ones the grammar cares about."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(len(out) + 1)
+        piece = bytes([rng.choice(b' \t\n\r;"\\[](){}=:,#&@-.0aZ_\x01\x0b\xc3\xa9')])
+        action = rng.randrange(3)
+        if action == 0:
+            out[at:at] = piece
+        elif at < len(out):
+            out[at:at + 1] = b"" if action == 1 else piece
+    return bytes(out)

@@ -31,20 +31,6 @@ def sources() -> dict[str, bytes]:
     return files
 
 
-def byte_edits(data: bytes, rng: random.Random) -> bytes:
-    """`data` with a few bytes inserted, removed or replaced, favouring the ones the grammar cares about."""
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        at = rng.randrange(len(out) + 1)
-        piece = bytes([rng.choice(b' \t\n\r;"\\[](){}=:,#&@-.0aZ_\x01\x0b\xc3\xa9')])
-        action = rng.randrange(3)
-        if action == 0:
-            out[at:at] = piece
-        elif at < len(out):
-            out[at:at + 1] = b"" if action == 1 else piece
-    return bytes(out)
-
-
 def run_check(godot_bin: str, files: dict[str, bytes], folder: Path) -> list[dict[str, Any]]:
     paths = []
     for number, data in enumerate(files.values()):
@@ -76,7 +62,7 @@ def test_every_file_is_read_to_an_answer_and_every_scripted_layout_is_caught(god
 def test_damaged_files_are_read_to_an_answer(godot_bin: str, tmp_path: Path) -> None:
     rng = random.Random(20261123)
     originals = list(sources().values())
-    files = {f"damaged/{i}": byte_edits(rng.choice(originals), rng) for i in range(3000)}
+    files = {f"damaged/{i}": corpus.byte_edits(rng.choice(originals), rng) for i in range(3000)}
     results = run_check(godot_bin, files, tmp_path)
     assert len(results) == len(files)
 
