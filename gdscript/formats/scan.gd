@@ -46,6 +46,10 @@ var scripts: int = 0
 ## Values of properties the engine treats as file or folder paths, which it opens itself, not through
 ## ResourceLoader (CompressedTexture2D.load_path): [{"path": String, "where": String}].
 var file_values: Array[Dictionary] = []
+## How many findings name a line of the file in their `where` (a script set on a line, an inline
+## Object or Resource(...)): findings that hold no line stay true wherever the text they were read
+## from moves (scene_text.gd takes those of a scene's unedited end from its last read).
+var lined: int = 0
 ## Whether the reader got to the end of the file. A GDScript runtime error aborts the function it
 ## happens in and lets the caller go on, so a scan that neither finished nor stopped with a reason
 ## proves nothing, and gate.gd refuses it.
@@ -62,6 +66,14 @@ func fail(reason: String) -> void:
 func fail_corrupt(reason: String) -> void:
 	if unreadable.is_empty() and corrupt.is_empty():
 		corrupt = reason
+
+
+## How much was found so far: [classes, loads, file values, scripts, lined findings, 1 once a file
+## was named inline] (text_format.gd notes it where each section starts).
+func progress() -> PackedInt64Array:
+	return PackedInt64Array(
+		[classes.size(), loads.size(), file_values.size(), scripts, lined, int(not inline_load.is_empty())]
+	)
 
 
 ## Whether reading stopped (either way).

@@ -74,6 +74,8 @@ const _PUNCTUATION: Dictionary = {
 ## A byte that cannot be part of a run of numbers, inf/nan names, commas and whitespace.
 static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x01-\\x20]")
 
+## Where outline() stopped before reading to the end: the offset of a tag in its `stop_at`, or -1.
+var stopped_at: int = -1
 var _bytes: PackedByteArray
 var _size: int = 0
 var _pos: int = 0
@@ -99,6 +101,8 @@ var _event_start: int = 0
 ## Whether to note where each section and property is (outline()), and what was noted.
 var _outlining: bool = false
 var _outline: Array[Dictionary] = []
+## Offsets of tags before which outline() stops.
+var _stop_at: Dictionary = {}
 
 
 func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> void:
@@ -115,11 +119,24 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 ## {"kind": tag name, "attrs": field -> text (a string's value, else the value as written), "spans":
 ## field -> [start, end] of its value as written, "start", "body_start" (the line after the tag),
 ## "end" (where the next section starts): byte offsets, "props": property name -> [start of its
-## line, end of the line its value ends on]}.
+## line, end of the line its value ends on], "found": what the scan held where the section starts
+## (Scan.progress())}.
 ## scene_text.gd edits scenes by this outline, so an edit sees the file as the engine reads it.
-func outline() -> Array[Dictionary]:
+## From `start` > 0, the tag there past the first tag after a .tscn header, with the scan holding
+## what a read from the file's start finds before it, this reads on as that read would (its state
+## where such a tag starts is only its place and what it found), and stops before a tag at an offset
+## in `stop_at`, noted in stopped_at; it gives the sections it read.
+func outline(start: int = 0, stop_at: Dictionary = {}) -> Array[Dictionary]:
 	_outlining = true
-	resource_file()
+	if start == 0:
+		resource_file()
+	elif not _holds_nul():
+		_pos = start
+		_generic_refs = false
+		_stop_at = stop_at
+		stopped_at = _sections("")
+		if stopped_at >= 0 and not _outline.is_empty():
+			_outline[-1]["end"] = stopped_at
 	return _outline
 
 
@@ -142,7 +159,8 @@ func _note_section(tag: Dictionary, start: int) -> void:
 			"start": start,
 			"body_start": body,
 			"end": _size,
-			"props": {}
+			"props": {},
+			"found": _scan.progress()
 		}
 	)
 
@@ -155,19 +173,31 @@ func _line_end(at: int) -> int:
 
 ## Read a .tres or .tscn file: its classes, the files it loads, where it sets a script.
 func resource_file() -> void:
+	if not _holds_nul():
+		_header()
+		_sections("the header")
+
+
+## Whether the file holds a NUL byte, which the engine's parser stops at (the scan is failed then).
+func _holds_nul() -> bool:
 	if _bytes.has(0):
 		_scan.fail_corrupt("it holds a NUL byte, where the engine's parser stops reading")
-		return
-	_header()
-	var section: String = "the header"
+	return _bytes.has(0)
+
+
+## Read the sections from _pos, `section` being the one read: to the end, or up to a tag that starts
+## at an offset in _stop_at (that offset; else -1).
+func _sections(section: String) -> int:
 	while not _failed():
 		var event: Dictionary = _tag_or_assignment()
 		if _failed():
-			return
+			return -1
 		if event.is_empty():
 			_scan.finish()
-			return
+			return -1
 		if event.has("tag"):
+			if _stop_at.has(_event_start):
+				return _event_start
 			var tag: Dictionary = event["tag"]
 			section = _describe(tag)
 			_note_section(tag, _event_start)
@@ -182,8 +212,10 @@ func resource_file() -> void:
 			_outline[-1]["props"][event["name"]] = [_event_start, _line_end(_pos - 1)]
 		if event["name"] == "script" and event["value"] != null:
 			_scan.mark_script("%s (line %d)" % [section, _line()])
+			_scan.lined += 1
 		else:
 			_scan.add_value(_section_type, event["name"], event["value"], section)
+	return -1
 
 
 ## The header tag of a text resource or scene as the engine reads it (a tag as _tag() gives it, or
@@ -230,8 +262,7 @@ func _header() -> void:
 ## OTHER. Constructs that make the engine load or create objects are reported in the scan.
 func config_file() -> Array[Dictionary]:
 	var sections: Array[Dictionary] = []
-	if _bytes.has(0):
-		_scan.fail_corrupt("it holds a NUL byte, where the engine's parser stops reading")
+	if _holds_nul():
 		return sections
 	_generic_refs = true
 	# Keys before any section header (an import's .md5 record has only those) go in a section "".
@@ -609,6 +640,7 @@ func _inline_object() -> void:
 		return
 	var type: String = _text
 	var where: String = "an inline Object(%s, ...) on line %d" % [type, line]
+	_scan.lined += 1
 	_scan.add_class(type, where)
 	_next()
 	if _tok != Tok.COMMA:
@@ -657,6 +689,7 @@ func _reference(id: String) -> void:
 		func() -> bool:
 			if _tok == Tok.STRING and loads:
 				var where: String = "%s(%s) on line %d" % [id, JSON.stringify(_text.left(200)), _line()]
+				_scan.lined += 1
 				if id == "Resource" and _scan.inline_load.is_empty():
 					_scan.inline_load = where
 				if _text.begins_with("uid://"):
