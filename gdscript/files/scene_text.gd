@@ -361,7 +361,13 @@ static func reread(
 	old: PackedByteArray, old_sections: Array[Dictionary], old_scan: Scan, new: PackedByteArray, into: Scan
 ) -> Array[Dictionary]:
 	var none: Array[Dictionary] = []
-	if old_scan == null or not old_scan.finished or old_sections.size() < 3 or old_sections[0]["kind"] != "gd_scene":
+	if (
+		old_scan == null
+		or not old_scan.finished
+		or old_sections.size() < 3
+		or old_sections[0]["kind"] != "gd_scene"
+		or new.has(0)
+	):
 		return none
 	var moved_by: int = new.size() - old.size()
 	# X: `new` has what `old` has before it, and its `[`.

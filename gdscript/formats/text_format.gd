@@ -101,8 +101,9 @@ var _event_start: int = 0
 ## Whether to note where each section and property is (outline()), and what was noted.
 var _outlining: bool = false
 var _outline: Array[Dictionary] = []
-## Offsets of tags before which outline() stops.
+## Offsets of tags before which outline() stops, and what the scan held where the last tag started.
 var _stop_at: Dictionary = {}
+var _found_before_tag: PackedInt64Array = []
 
 
 func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> void:
@@ -119,13 +120,13 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 ## {"kind": tag name, "attrs": field -> text (a string's value, else the value as written), "spans":
 ## field -> [start, end] of its value as written, "start", "body_start" (the line after the tag),
 ## "end" (where the next section starts): byte offsets, "props": property name -> [start of its
-## line, end of the line its value ends on], "found": what the scan held where the section starts
-## (Scan.progress())}.
+## line, end of the line its value ends on], "found": what the scan held where the section starts,
+## before its tag was read (Scan.progress())}.
 ## scene_text.gd edits scenes by this outline, so an edit sees the file as the engine reads it.
 ## From `start` > 0, the tag there past the first tag after a .tscn header, with the scan holding
 ## what a read from the file's start finds before it, this reads on as that read would (its state
 ## where such a tag starts is only its place and what it found), and stops before a tag at an offset
-## in `stop_at`, noted in stopped_at; it gives the sections it read.
+## in `stop_at` (before reading it), noted in stopped_at; it gives the sections it read.
 func outline(start: int = 0, stop_at: Dictionary = {}) -> Array[Dictionary]:
 	_outlining = true
 	if start == 0:
@@ -160,7 +161,7 @@ func _note_section(tag: Dictionary, start: int) -> void:
 			"body_start": body,
 			"end": _size,
 			"props": {},
-			"found": _scan.progress()
+			"found": _found_before_tag
 		}
 	)
 
@@ -195,9 +196,9 @@ func _sections(section: String) -> int:
 		if event.is_empty():
 			_scan.finish()
 			return -1
+		if event.has("stop"):
+			return _event_start
 		if event.has("tag"):
-			if _stop_at.has(_event_start):
-				return _event_start
 			var tag: Dictionary = event["tag"]
 			section = _describe(tag)
 			_note_section(tag, _event_start)
@@ -235,6 +236,7 @@ func _header() -> void:
 		_corrupt("it does not start with a [gd_resource] or [gd_scene] header")
 		return
 	var start: int = _tok_start
+	_found_before_tag = _scan.progress()
 	var header: Dictionary = _tag()
 	if _failed():
 		return
@@ -340,6 +342,10 @@ func _tag_or_assignment() -> Dictionary:
 		if name.is_empty() and c > 32:
 			_event_start = _pos - 1
 		if c == 91 and name.is_empty():  # [
+			if _stop_at.has(_event_start):
+				return {"stop": true}
+			if _outlining:
+				_found_before_tag = _scan.progress()
 			var tag: Dictionary = _simple_tag() if _simple_tags else _tag()
 			return {} if _failed() else {"tag": tag}
 		if c <= 32:

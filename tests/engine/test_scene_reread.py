@@ -5,7 +5,8 @@ class, load, file value and script the gate and the edit's checks judge, and whe
 Chains of edits are read as a worker reads the scenes it edits one after another (each from what was
 read of the one before), on the demo's real scenes, the fixtures' and a scene of many nodes with
 scripts, inline loads, comments and strings that look like sections; the edits range from a changed
-value to a string left open that swallows the rest of the file, and random byte edits.
+value to a string left open that swallows the rest of the file, and random byte edits. One attack,
+found by a red-team read, is played end to end.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, REPO
+from gdres import Bridge
 from hostile_corpus import byte_edits
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(600)]
@@ -28,14 +30,16 @@ CHECK = REPO / "tests" / "gdscript" / "reread_check.gd"
 
 def many_nodes() -> bytes:
     """A scene as a level is kept: ext and sub resources, 40 nodes, scripts on a few of them, an
-    inline Resource(...) late in the file, comments and a multi-line string that look like sections."""
+    inline Resource(...) late in the file, comments and a multi-line string that look like sections,
+    and tags whose fields make objects and load files (found by the reader in the tag itself)."""
     out = ['[gd_scene load_steps=4 format=3 uid="uid://breread000001"]', "",
            '[ext_resource type="Script" path="res://mover.gd" id="1_m"]',
            '[ext_resource type="Texture2D" uid="uid://btex" path="res://icon.png" id="2_t"]', "",
            '[sub_resource type="BoxMesh" id="BoxMesh_a"]', "size = Vector3(1, 2, 3)", "",
            '[node name="Level" type="Node3D" unique_id=1]', ""]
     for i in range(40):
-        out.append(f'[node name="N{i}" type="MeshInstance3D" parent="." unique_id={i + 2}]')
+        field = {9: ' x=Object(Resource, "script": 1)', 17: ' x=Resource("res://in_tag.tres")'}.get(i, "")
+        out.append(f'[node name="N{i}" type="MeshInstance3D" parent="." unique_id={i + 2}{field}]')
         out.append(f"transform = Transform3D(1, 0, 0, 0, 1, 0, 0, 0, 1, {i}, 0, {i % 7})")
         out.append('mesh = SubResource("BoxMesh_a")')
         if i in (5, 33):
@@ -66,6 +70,9 @@ LINES = [
     '[ext_resource type="Script" path="res://added.gd" id="9_a"]',
     '[sub_resource type="GDScript" id="GDScript_x"]',
     "p = Object(Node, \"script\": null)",
+    '[node name="Tagged" type="Node" parent="." x=Object(Resource, "script": 1)]',
+    '[connection signal="a" from="." to="." method="b" x=Resource("res://in_tag.tres")]',
+    '"" = 1',
     'mesh = SubResource("BoxMesh_a")',
     "",
     "[",
@@ -153,3 +160,36 @@ def test_an_edit_that_changes_how_the_rest_reads_is_read_to_the_end(godot_bin: s
     results = run_chains(godot_bin, [[base, opened], [base, scripted]], tmp_path)
     assert [r["applied"] for r in results] == [True, True]
     assert [r["differs"] for r in results] == ["", ""]
+
+
+def test_a_node_removed_with_what_its_tag_made_leaves_no_trace_in_the_next_edits_check(
+        godot_bin: str, tmp_path: Path) -> None:
+    # Found by a red-team read: the first reread took the findings of the tag where it began reading
+    # from the old read, then read that tag again, so a removed node's tag left a script behind in the
+    # kept read. The next edit, in the same worker, turned a line hidden in a quoted name into a real
+    # script (it had one more, as the kept read said it had) and was written: a plain load then ran it.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.godot").write_text("config_version=5\n")
+    (project / "evil.gd").write_text(
+        'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n')
+    scene = project / "s.tscn"
+    scene.write_text('[gd_scene format=3]\n\n[ext_resource type="Script" path="res://evil.gd" id="1"]\n\n'
+                     '[node name="Root" type="Node2D"]\n\n[node name="A" type="Node2D" parent="."]\n'
+                     'metadata/m = Object(Resource, "resource_local_to_scene": false)\n'
+                     'position = Vector2(1, 2) "\n'
+                     'metadata/m = Object(Resource, "resource_local_to_scene": false, "script": ExtResource(1))\n'
+                     '\\"" "metadata/w" = 1\n\n'
+                     '[node name="B" type="Node" parent="." x=Object(Resource,"script":1)]\n\n'
+                     '[node name="C" type="Node" parent="."]\n')
+    with Bridge(godot_bin, timeout=60) as bridge:
+        removed = bridge.run({"op": "node_remove", "project_path": str(project), "scene_path": "s.tscn",
+                              "node_path": "B"})
+        assert removed["result"] == "ok", removed
+        after_removal = scene.read_bytes()
+        moved = bridge.run({"op": "node_set_properties", "project_path": str(project), "scene_path": "s.tscn",
+                            "node_path": "A", "properties": {"position": [5, 5]}})
+    assert moved["result"] == "error" and moved["error"]["code"] == "unsafe_resource", moved
+    assert "would set a script" in moved["error"]["message"]
+    assert scene.read_bytes() == after_removal
+    assert not (project / "ran.txt").exists()
