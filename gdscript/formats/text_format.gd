@@ -209,6 +209,13 @@ func _sections(section: String) -> int:
 			# comment); the loader installs them only then.
 			_generic_refs = false
 			continue
+		if event["name"].is_empty():
+			# The loader then takes the section's tag for the next one, read once more (a second node
+			# of the same path, a second sub_resource of the same id), where this reader would go on.
+			_fail(
+				"line %d: a property has no name, which the engine's loader reads as its section begun again" % _line()
+			)
+			return -1
 		if _outlining and not _outline.is_empty():
 			_outline[-1]["props"][event["name"]] = [_event_start, _line_end(_pos - 1)]
 		if event["name"] == "script" and event["value"] != null:

@@ -75,3 +75,12 @@ def test_a_reference_before_the_first_tag_is_a_load(godot_bin: str, tmp_path: Pa
             b'[resource]\n')
     (result,) = run_check(godot_bin, {"stray.tres": text}, tmp_path)
     assert any("elsewhere.tres" in load for load in result["scan"]["loads"])
+
+
+def test_a_property_with_no_name_is_not_vouched_for(godot_bin: str, tmp_path: Path) -> None:
+    # Found by a red-team read: the engine's scene loader takes `"" = 1` for the section's tag read
+    # once more (a second node B), where the reader went on with the same section.
+    text = (b'[gd_scene format=3]\n\n[node name="Root" type="Node2D"]\n\n'
+            b'[node name="B" type="Node2D" parent="."]\n"" = 1\nposition = Vector2(1, 2)\n')
+    (result,) = run_check(godot_bin, {"unnamed.tscn": text}, tmp_path)
+    assert result["scan"]["unreadable"] and not result["scan"]["finished"]
