@@ -45,6 +45,8 @@ var _new_editables: PackedStringArray = []
 ## Path -> id of each ext_resource the edit adds.
 var _new_ext: Dictionary = {}
 var _taken: Dictionary = {}
+## What edited() replaced: [start, end in `text`, start, end in the edited text] (characters), in order.
+var _replaced: Array[Array] = []
 
 
 ## Read and scan the scene at res:// `p_path`; `where` names the request member for errors.
@@ -278,6 +280,7 @@ func edited() -> String:
 		for section: Dictionary in dropped:
 			edits.append([section["start"], section["end"], "", edits.size()])
 		out = _applied(edits, text)
+		_replaced = _ranges(edits)
 		var now: Dictionary = _references(out)
 		var more: bool = false
 		for section: Dictionary in sections:
@@ -291,7 +294,10 @@ func edited() -> String:
 		if not more:
 			break
 	if text.ends_with("\n") and not text.ends_with("\n\n"):
-		out = out.rstrip("\n") + "\n"
+		var trimmed: String = out.rstrip("\n") + "\n"
+		if trimmed != out:
+			_replaced = _trimmed(_replaced, trimmed.length() - 1, text.length(), trimmed.length())
+		out = trimmed
 	return _steps_fixed(out, _new_ext.size() + kept_subs.size() - dropped.size())
 
 
@@ -328,7 +334,101 @@ func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 			where
 		)
 		return PackedByteArray()
+	var changed: String = _kept_changed(content, bytes, outline)
+	if not changed.is_empty():
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			"%s: the edit of %s would change how lines it kept read (%s); nothing was written" % [where, path, changed],
+			where
+		)
+		return PackedByteArray()
 	return bytes
+
+
+## Why a stretch of the scene that the edit kept (between those edited() replaced) would read
+## otherwise in the edited text `content` (its bytes and outline), or "". Each must read as the same
+## tags and assignments in the same section: the reader is between two of them at both ends of it,
+## before and after the edit, and an assignment it starts with follows the same tag. Without this a
+## replaced line that opened a quoted name running over the next lines (which hid them) made them
+## assignments once it was gone: found by a red-team read, a scene's script swapped for another it
+## named already, with as many scripts, classes and files as before, so _gained() saw nothing.
+func _kept_changed(content: String, bytes: PackedByteArray, outline: Array[Dictionary]) -> String:
+	var old: PackedByteArray = text.to_utf8_buffer()
+	var old_outline: Array[Dictionary] = sections
+	var ranges: Array[Array] = _replaced
+	if old.size() != text.length() or bytes.size() != content.length():
+		# The outlines count characters there, and their events bytes: read both in bytes.
+		old_outline = TextFormat.new(old, Scan.new()).outline()
+		outline = TextFormat.new(bytes, Scan.new()).outline()
+		ranges = []
+		for replaced: Array in _replaced:
+			var sides: Array = [text, text, content, content]
+			ranges.append(range(4).map(func(i: int) -> int: return sides[i].left(replaced[i]).to_utf8_buffer().size()))
+	var kept: Array = [0, 0]
+	for replaced: Array in ranges + [[old.size(), old.size(), bytes.size(), bytes.size()]]:
+		if old.slice(kept[0], replaced[0]) != bytes.slice(kept[1], replaced[2]):
+			return "the bridge lost track of what it kept, at byte %d" % kept[0]
+		var first: int = _assignment_first(old_outline, kept[0], replaced[0])
+		if first >= 0:
+			var now: int = _section_at(outline, kept[1])
+			if (
+				now < 0
+				or (now >= 1) != (first >= 1)
+				or _tag_bytes(old, old_outline[first]) != _tag_bytes(bytes, outline[now])
+			):
+				return "the line at byte %d would belong to another section" % kept[0]
+		for at: int in [0, 1]:
+			if not _between_events(old_outline, replaced[at]) or not _between_events(outline, replaced[at + 2]):
+				return "the text around byte %d would read as other lines" % replaced[at]
+		kept = [replaced[1], replaced[3]]
+	return ""
+
+
+## The index of the last section of `outline` that starts at or before byte `at`, or -1.
+static func _section_at(outline: Array[Dictionary], at: int) -> int:
+	var low: int = 0
+	var high: int = outline.size() - 1
+	var found: int = -1
+	while low <= high:
+		var middle: int = (low + high) / 2
+		if outline[middle]["start"] <= at:
+			found = middle
+			low = middle + 1
+		else:
+			high = middle - 1
+	return found
+
+
+## Whether byte `at` lies between two tags or assignments of `outline`, inside neither.
+static func _between_events(outline: Array[Dictionary], at: int) -> bool:
+	var index: int = _section_at(outline, at)
+	if index < 0:
+		return true
+	var start: int = outline[index]["start"]
+	var events: Array = outline[index]["events"]
+	if at > start and at < start + events[0]:
+		return false
+	for i: int in range(1, events.size(), 2):
+		if at > start + events[i] and at < start + events[i + 1]:
+			return false
+	return true
+
+
+## The index of the section whose assignment comes first in bytes [from, to) of `outline`'s text,
+## before any tag there, or -1.
+static func _assignment_first(outline: Array[Dictionary], from: int, to: int) -> int:
+	var index: int = _section_at(outline, from)
+	if index < 0 or outline[index]["start"] == from:
+		return -1
+	var events: Array = outline[index]["events"]
+	for i: int in range(1, events.size(), 2):
+		if outline[index]["start"] + events[i] >= from:
+			return index if outline[index]["start"] + events[i] < to else -1
+	return -1
+
+
+static func _tag_bytes(bytes: PackedByteArray, section: Dictionary) -> PackedByteArray:
+	return bytes.slice(section["start"], section["start"] + section["events"][0])
 
 
 ## The outline of `content`, the edited text (its bytes `bytes`), what the reader finds in it going
@@ -575,7 +675,46 @@ func _steps_fixed(content: String, more: int) -> String:
 	for section: Dictionary in sections:
 		if section["kind"] in ["ext_resource", "sub_resource"]:
 			resources += 1
+	var longer: int = str(resources).length() - (steps[1] - steps[0])
+	for replaced: Array in _replaced:
+		replaced[2] += longer
+		replaced[3] += longer
+	var header: Array = [sections[0]["start"], sections[0]["body_start"]]
+	_replaced.push_front(header + [header[0], header[1] + longer])
 	return content.substr(0, steps[0]) + str(resources) + content.substr(steps[1])
+
+
+## `ranges` (as _replaced holds them) once the newlines an edit left at the end from `at` on (in the
+## edited text) are one: a stretch from there to the end, taking in the ranges it meets.
+static func _trimmed(ranges: Array[Array], at: int, old_length: int, new_length: int) -> Array[Array]:
+	var out: Array[Array] = []
+	var moved_by: int = 0
+	for replaced: Array in ranges:
+		if replaced[3] > at:
+			break
+		out.append(replaced)
+		moved_by = replaced[3] - replaced[1]
+	var tail: Array = [at - moved_by, old_length, at, new_length]
+	for replaced: Array in ranges.slice(out.size()):
+		tail[0] = mini(tail[0], replaced[0])
+		tail[2] = mini(tail[2], replaced[2])
+	out.append(tail)
+	return out
+
+
+## The stretches `edits` replace, as _replaced holds them (touching ones as one).
+static func _ranges(edits: Array) -> Array[Array]:
+	var ordered: Array = edits.duplicate()
+	ordered.sort_custom(func(a: Array, b: Array) -> bool: return a[0] < b[0] or a[0] == b[0] and a[3] < b[3])
+	var out: Array[Array] = []
+	var moved_by: int = 0
+	for edit: Array in ordered:
+		if out.is_empty() or out[-1][1] < edit[0]:
+			out.append([edit[0], edit[1], edit[0] + moved_by, 0])
+		out[-1][1] = maxi(out[-1][1], edit[1])
+		moved_by += edit[2].length() - (edit[1] - edit[0])
+		out[-1][3] = out[-1][1] + moved_by
+	return out
 
 
 ## A new section id, not taken by any section of the scene nor drawn before (and the same for the

@@ -121,7 +121,8 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 ## field -> [start, end] of its value as written, "start", "body_start" (the line after the tag),
 ## "end" (where the next section starts): byte offsets, "props": property name -> [start of its
 ## line, end of the line its value ends on], "found": what the scan held where the section starts,
-## before its tag was read (Scan.progress())}.
+## before its tag was read (Scan.progress()), "events": where its tag ends, then the start and end
+## of each of its assignments, in bytes from "start" (kept so when other offsets become characters)}.
 ## scene_text.gd edits scenes by this outline, so an edit sees the file as the engine reads it.
 ## From `start` > 0, the tag there past the first tag after a .tscn header, with the scan holding
 ## what a read from the file's start finds before it, this reads on as that read would (its state
@@ -161,7 +162,8 @@ func _note_section(tag: Dictionary, start: int) -> void:
 			"body_start": body,
 			"end": _size,
 			"props": {},
-			"found": _found_before_tag
+			"found": _found_before_tag,
+			"events": [_pos - start]
 		}
 	)
 
@@ -218,6 +220,7 @@ func _sections(section: String) -> int:
 			return -1
 		if _outlining and not _outline.is_empty():
 			_outline[-1]["props"][event["name"]] = [_event_start, _line_end(_pos - 1)]
+			_outline[-1]["events"].append_array([_event_start - _outline[-1]["start"], _pos - _outline[-1]["start"]])
 		if event["name"] == "script" and event["value"] != null:
 			_scan.mark_script("%s (line %d)" % [section, _line()])
 			_scan.lined += 1

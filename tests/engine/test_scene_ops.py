@@ -602,3 +602,32 @@ def test_a_value_the_node_already_has_changes_nothing(scenes: Path, bridge: Brid
     refused = run(bridge, scenes, "node_set_properties", scene_path=SCENE, node_path="Floor",
                   properties={"global_position": [0, 5, 0]})
     assert refused["error"]["code"] == "invalid_value", refused
+
+
+@pytest.mark.parametrize("comment", ["", "; café\n"], ids=["ascii", "not-ascii"])
+def test_an_edit_that_would_change_how_the_lines_it_kept_read_is_refused(
+        comment: str, project: Path, bridge: Bridge) -> None:
+    # Found by a red-team read: the position line replaced held the scene's only script assignment and
+    # opened a quoted name that hid the next line; once it was gone, that line assigned another script
+    # the scene already named. As many scripts, classes and files as before, and a proof that does not
+    # tell two scripts of one Object apart: it was written, and a plain load then ran evil.gd.
+    (project / "harmless.gd").write_text("extends Resource\n")
+    (project / "evil.gd").write_text(
+        'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n')
+    scene = project / "swap.tscn"
+    scene.write_text(
+        '[gd_scene format=3]\n\n' + comment
+        + '[ext_resource type="Script" path="res://harmless.gd" id="1"]\n'
+        '[ext_resource type="Script" path="res://evil.gd" id="2"]\n\n'
+        '[node name="Root" type="Node2D"]\n\n[node name="A" type="Node2D" parent="."]\n'
+        'position = Vector2(1, 2) metadata/m = Object(Resource, "resource_local_to_scene": false,'
+        ' "script": ExtResource("1")) "\n'
+        'metadata/m = Object(Resource, "resource_local_to_scene": false, "script": ExtResource("2"))\n'
+        '\\"" "metadata/w" = 1\n')
+    before = scene.read_bytes()
+    reply = run(bridge, project, "node_set_properties", scene_path="swap.tscn", node_path="A",
+                properties={"position": [5, 5]})
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "would change how lines it kept read" in reply["error"]["message"]
+    assert scene.read_bytes() == before
+    assert not (project / "ran.txt").exists()
