@@ -867,7 +867,11 @@ func _string() -> void:
 		if escaped < 0:
 			_error("a string has a malformed \\u escape")
 			return
-		out.append(escaped if escaped <= 0xFF else 0x20)
+		# An escaped NUL is a space to the engine (4.6.3 names a property `"\u0000ab"` " ab"); kept as a
+		# byte, it ended the string here (get_string_from_utf8() stops at a NUL), so a quoted name that
+		# ran over lines read as none (found by a red-team read). A character past 0xFF is some other
+		# character than any of the ASCII the checks look for, and a space here.
+		out.append(escaped if escaped > 0 and escaped <= 0xFF else 0x20)
 	_tok = Tok.STRING
 	_text = out.get_string_from_utf8()
 

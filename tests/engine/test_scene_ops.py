@@ -604,13 +604,15 @@ def test_a_value_the_node_already_has_changes_nothing(scenes: Path, bridge: Brid
     assert refused["error"]["code"] == "invalid_value", refused
 
 
+@pytest.mark.parametrize("hidden", ['"', '"\\u0000'], ids=["quote", "quote-and-escaped-nul"])
 @pytest.mark.parametrize("comment", ["", "; café\n"], ids=["ascii", "not-ascii"])
 def test_an_edit_that_would_change_how_the_lines_it_kept_read_is_refused(
-        comment: str, project: Path, bridge: Bridge) -> None:
+        comment: str, hidden: str, project: Path, bridge: Bridge) -> None:
     # Found by a red-team read: the position line replaced held the scene's only script assignment and
     # opened a quoted name that hid the next line; once it was gone, that line assigned another script
     # the scene already named. As many scripts, classes and files as before, and a proof that does not
-    # tell two scripts of one Object apart: it was written, and a plain load then ran evil.gd.
+    # tell two scripts of one Object apart: it was written, and a plain load then ran evil.gd. A third
+    # read hid the line again behind `"\u0000`, which the reader took for an empty name (it is " ").
     (project / "harmless.gd").write_text("extends Resource\n")
     (project / "evil.gd").write_text(
         'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n')
@@ -621,7 +623,7 @@ def test_an_edit_that_would_change_how_the_lines_it_kept_read_is_refused(
         '[ext_resource type="Script" path="res://evil.gd" id="2"]\n\n'
         '[node name="Root" type="Node2D"]\n\n[node name="A" type="Node2D" parent="."]\n'
         'position = Vector2(1, 2) metadata/m = Object(Resource, "resource_local_to_scene": false,'
-        ' "script": ExtResource("1")) "\n'
+        ' "script": ExtResource("1")) ' + hidden + '\n'
         'metadata/m = Object(Resource, "resource_local_to_scene": false, "script": ExtResource("2"))\n'
         '\\"" "metadata/w" = 1\n')
     before = scene.read_bytes()
@@ -631,3 +633,15 @@ def test_an_edit_that_would_change_how_the_lines_it_kept_read_is_refused(
     assert "would change how lines it kept read" in reply["error"]["message"]
     assert scene.read_bytes() == before
     assert not (project / "ran.txt").exists()
+
+
+def test_a_name_made_of_an_escaped_nul_reads_as_the_engine_reads_it(project: Path, bridge: Bridge) -> None:
+    # Found by a red-team read: "\u0000" ended the reader's string, so the line after it read as a tag
+    # where the engine reads one name (" " and on), and load_path reached a CompressedTexture2D unconfined.
+    (project / "s.tscn").write_text(
+        '[gd_scene format=3]\n\n[sub_resource type="CompressedTexture2D" id="t"]\n'
+        '"\\u0000"[node name="x"]\n"load_path" = "/etc/hostname"\n\n'
+        '[node name="Root" type="Sprite2D"]\ntexture = SubResource("t")\n')
+    reply = run(bridge, project, "scene_read", scene_path="s.tscn")
+    assert reply["result"] == "error" and reply["error"]["code"] == "path_outside_project", reply
+
