@@ -69,6 +69,26 @@ func open(p_path: String, job: Job, where: String) -> void:
 		sections.assign(kept[0])
 		_before = kept[1]
 	nodes = node_map(sections)
+	var ids: Dictionary = {}
+	for section: Dictionary in sections:
+		if section["kind"] in ["ext_resource", "sub_resource"]:
+			# The engine takes a reference to an id by the last section of it: dropping a section an
+			# edit left unused would give that id to another (`id=01` is "1" too: found by a red-team read).
+			var id: String = "%s %s" % [section["kind"], section["id"]]
+			if section["id"] == null or ids.has(id):
+				job.fail(
+					Job.UNSAFE_RESOURCE,
+					(
+						(
+							"%s: %s has an [%s] section of id %s, which another has too or which is no plain string or"
+							+ " number (the engine reads references to it as the last of them); edit it in the editor"
+						)
+						% [where, path, section["kind"], section["attrs"].get("id", "")]
+					),
+					where
+				)
+				return
+			ids[id] = true
 
 
 ## Split `source` into sections as the engine's parser reads them (text_format.gd's outline);

@@ -122,7 +122,8 @@ func _init(bytes: PackedByteArray, scan: Scan, simple_tags: bool = false) -> voi
 ## "end" (where the next section starts): byte offsets, "props": property name -> [start of its
 ## line, end of the line its value ends on], "found": what the scan held where the section starts,
 ## before its tag was read (Scan.progress()), "events": where its tag ends, then the start and end
-## of each of its assignments, in bytes from "start" (kept so when other offsets become characters)}.
+## of each of its assignments, in bytes from "start" (kept so when other offsets become characters),
+## "id": its id as the engine's loader takes it (the value as a String), or null for a composite}.
 ## scene_text.gd edits scenes by this outline, so an edit sees the file as the engine reads it.
 ## From `start` > 0, the tag there past the first tag after a .tscn header, with the scan holding
 ## what a read from the file's start finds before it, this reads on as that read would (its state
@@ -152,6 +153,7 @@ func _note_section(tag: Dictionary, start: int) -> void:
 	for field: String in tag["fields"]:
 		var value: Variant = tag["fields"][field]
 		attrs[field] = value if _is_text(value) else tag["raw"][field]
+	var id: Variant = tag["fields"].get("id")
 	var body: int = _line_end(_pos)
 	_outline.append(
 		{
@@ -163,7 +165,8 @@ func _note_section(tag: Dictionary, start: int) -> void:
 			"end": _size,
 			"props": {},
 			"found": _found_before_tag,
-			"events": [_pos - start]
+			"events": [_pos - start],
+			"id": str(id) if _is_text(id) or typeof(id) in [TYPE_INT, TYPE_FLOAT] else null
 		}
 	)
 

@@ -645,3 +645,25 @@ def test_a_name_made_of_an_escaped_nul_reads_as_the_engine_reads_it(project: Pat
     reply = run(bridge, project, "scene_read", scene_path="s.tscn")
     assert reply["result"] == "error" and reply["error"]["code"] == "path_outside_project", reply
 
+
+def test_a_scene_whose_sections_share_an_id_is_not_edited(project: Path, bridge: Bridge) -> None:
+    # Found by a red-team read: `id=01` is "1" to the engine, which reads ExtResource(1) as the last
+    # section of that id; the edit dropped harmless.gd's as unused (the reference is not quoted), and
+    # the sub_resource's script became evil.gd.
+    (project / "harmless.gd").write_text("extends Resource\n")
+    (project / "evil.gd").write_text(
+        'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n')
+    scene = project / "s.tscn"
+    scene.write_text(
+        '[gd_scene format=3]\n\n[ext_resource type="Script" path="res://evil.gd" id=01]\n'
+        '[ext_resource type="Script" path="res://harmless.gd" id="1"]\n\n'
+        '[sub_resource type="Resource" id="r"]\nscript = ExtResource(1)\n\n'
+        '[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
+        '[node name="A" type="Node2D" parent="."]\nposition = Vector2(1, 2) ; ExtResource("1")\n')
+    before = scene.read_bytes()
+    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A",
+                properties={"position": [5, 5]})
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "which another has too" in reply["error"]["message"]
+    assert scene.read_bytes() == before
+    assert not (project / "ran.txt").exists()
