@@ -10,6 +10,7 @@ behind a check.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -75,30 +76,31 @@ class _Scope:
     functions: dict[str, str] = field(default_factory=dict)
     scripts: set[str] = field(default_factory=set)
     outer: _Scope | None = None
+    # The script this one extends by path (`extends "base.gd"`), whose members it has.
+    base: _Scope | None = None
+
+    def _scopes(self) -> Iterator[_Scope]:
+        """This scope and the scripts it extends, then the same of each scope around it."""
+        scope: _Scope | None = self
+        while scope is not None:
+            inherited: _Scope | None = scope
+            while inherited is not None:
+                yield inherited
+                inherited = inherited.base
+            scope = scope.outer
 
     def lookup(self, name: str) -> str | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.types:
-                return scope.types[name]
-            scope = scope.outer
-        return None
+        return next((scope.types[name] for scope in self._scopes() if name in scope.types), None)
 
     def function(self, name: str) -> str | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.functions:
-                return scope.functions[name]
-            scope = scope.outer
-        return None
+        return next((scope.functions[name] for scope in self._scopes() if name in scope.functions), None)
 
     def is_script(self, name: str) -> bool:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.scripts:
-                return True
-            scope = scope.outer
-        return False
+        return any(name in scope.scripts for scope in self._scopes())
+
+    def engine_class(self) -> str:
+        """The engine class this script extends, through the scripts it extends by path."""
+        return self.base.engine_class() if self.base is not None else self.extends
 
 
 def _name(node: _Node) -> str:
@@ -128,8 +130,15 @@ class Scanner:
             trees[rel] = parser.parse(path.read_text(encoding="utf-8"), gather_metadata=True)
         for tree in trees.values():
             self.script_names |= _defined_names(tree)
+        scopes = {rel: _Scope(rel) for rel in trees}
         for rel, tree in trees.items():
-            self._script(tree, _Scope(rel))
+            for node in tree.children:  # first what each script defines, so that code above a definition sees it
+                self._declare(node, scopes[rel])
+        for rel, scope in scopes.items():
+            if scope.extends.endswith(".gd"):
+                scope.base = scopes[posixpath.normpath(posixpath.join(posixpath.dirname(rel), scope.extends))]
+        for rel, tree in trees.items():
+            self._statements(tree, scopes[rel])
         return self.uses
 
     def _use(self, kind: str, owner: str, name: str, node: _Node, scope: _Scope) -> None:
@@ -138,17 +147,20 @@ class Scanner:
     # ----- declarations --------------------------------------------------------------------------------
 
     def _script(self, tree: _Tree, scope: _Scope) -> None:
-        body = list(tree.children)
-        for node in body:  # first what the script defines, so that code above a definition sees it
+        for node in tree.children:  # first what the script defines, so that code above a definition sees it
             self._declare(node, scope)
-        for node in body:
+        self._statements(tree, scope)
+
+    def _statements(self, tree: _Tree, scope: _Scope) -> None:
+        for node in tree.children:
             self._statement(node, scope, {})
 
     def _declare(self, node: _Node, scope: _Scope) -> None:
         if not isinstance(node, Tree):
             return
         if node.data == "extends_stmt":
-            scope.extends = _name(node.children[0]).strip('"')
+            named = node.children[0]  # a class name, or a string: the path of a script
+            scope.extends = _name(named if isinstance(named, Token) else named.children[0]).strip('"')
         elif node.data in ("class_var_stmt", "static_class_var_stmt", "const_stmt"):
             declared = node.children[0]
             if node.data == "static_class_var_stmt":
@@ -466,7 +478,7 @@ class Scanner:
         if self.api.has_type(name) and not self.api.is_object_class(name):
             self._use("type", "", name, callee, scope)
             return name
-        owner = scope.extends
+        owner = scope.engine_class()
         self._use("member", owner, name, callee, scope)
         return self.api.return_type(owner, name)
 

@@ -62,7 +62,7 @@ def test_a_script_for_a_newer_engine_loads_only_behind_its_check(script: str, ch
 def scan_snippet(tmp_path: Path, code: str) -> list[str]:
     """What the oldest accepted engine lacks of one script holding `code`."""
     folder = tmp_path / "gdscript"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     (folder / "snippet.gd").write_text(textwrap.dedent(code).lstrip(), encoding="utf-8")
     api = minimum()
     lacking = missing(Scanner(api).scan(folder), api, MIN_VERSION)
@@ -82,6 +82,26 @@ def test_a_method_of_a_later_godot_is_caught_on_a_typed_value(tmp_path: Path) ->
             return file.get_length() + text.length() + FileAccess.get_size(path)
         """,
     )
+    assert later == ["member FileAccess.get_size"]
+
+
+def test_a_script_that_extends_another_by_path_has_its_members_and_its_engine_class(tmp_path: Path) -> None:
+    (tmp_path / "gdscript" / "formats").mkdir(parents=True)
+    (tmp_path / "gdscript" / "formats" / "base.gd").write_text(
+        "extends FileAccess\n\nvar _bytes: PackedByteArray\n\n\nfunc _next() -> void:\n\tpass\n")
+    later = scan_snippet(
+        tmp_path,
+        """
+        extends "formats/base.gd"
+
+
+        func f() -> int:
+            _next()
+            get_size("x")
+            return _bytes.size()
+        """,
+    )
+    # The base's own names are no engine globals; what neither defines is the engine class's.
     assert later == ["member FileAccess.get_size"]
 
 
