@@ -110,6 +110,10 @@ func _color() -> void:
 ## then read as UTF-8).
 func _string() -> void:
 	var out: PackedByteArray = PackedByteArray()
+	# Whether a \u escape of a UTF-16 lead surrogate waits for its trail (the engine joins the two
+	# into one character, and refuses either alone: a red-team read found "1\uD83D\uDE00" read as
+	# "1" and two spaces, where the engine has "1 ").
+	var lead: bool = false
 	while true:
 		if _next_quote < _pos and _next_quote != -2:
 			_next_quote = _bytes.find(34, _pos)
@@ -125,6 +129,9 @@ func _string() -> void:
 			_error("a string is never closed")
 			_pos = _size
 			return
+		if lead and (slash < 0 or quote < slash or slash > _pos):
+			_error("a string has a \\u escape of a UTF-16 lead surrogate without its trail")
+			return
 		if slash < 0 or quote < slash:
 			out.append_array(_bytes.slice(_pos, quote))
 			_pos = quote + 1
@@ -138,6 +145,16 @@ func _string() -> void:
 		if escaped < 0:
 			_error("a string has a malformed \\u escape")
 			return
+		var half: int = escaped & 0xFFFFFC00
+		if half == 0xD800 and not lead:
+			lead = true
+			continue
+		if lead != (half == 0xDC00):
+			_error("a string has a \\u escape of a UTF-16 surrogate without its other half")
+			return
+		if lead:
+			lead = false
+			escaped = 0x10000  # one character past 0xFF, as the engine joins the two
 		# An escaped NUL is a space to the engine (4.6.3 names a property `"\u0000ab"` " ab"); kept as a
 		# byte, it ended the string here (get_string_from_utf8() stops at a NUL), so a quoted name that
 		# ran over lines read as none (found by a red-team read). A character past 0xFF is some other

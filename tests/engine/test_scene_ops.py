@@ -667,3 +667,21 @@ def test_a_scene_whose_sections_share_an_id_is_not_edited(project: Path, bridge:
     assert "which another has too" in reply["error"]["message"]
     assert scene.read_bytes() == before
     assert not (project / "ran.txt").exists()
+
+
+def test_an_id_escaped_as_a_surrogate_pair_is_read_as_the_engine_joins_it(project: Path, bridge: Bridge) -> None:
+    # Found by a red-team read: the engine joins \uD83D\uDE00 into one character past 0xFF, which
+    # becomes one space; the reader made each half a space, so "1\uD83D\uDE00" and "1 " were two ids
+    # to it and one to the engine, and dropping "1 " as unused gave its references evil.gd.
+    scene = project / "s.tscn"
+    scene.write_text('[gd_scene format=3]\n\n[ext_resource type="Script" path="res://evil.gd" id="1\\uD83D\\uDE00"]\n'
+                     '[ext_resource type="Script" path="res://harmless.gd" id="1 "]\n\n'
+                     '[sub_resource type="Resource" id="r"]\nscript = ExtResource("1\\uD83D\\uDE00")\n\n'
+                     '[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
+                     '[node name="A" type="Sprite2D" parent="."]\ntexture = ExtResource("1 ")\n')
+    before = scene.read_bytes()
+    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A",
+                properties={"texture": None})
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "which another has too" in reply["error"]["message"]
+    assert scene.read_bytes() == before

@@ -84,3 +84,12 @@ def test_a_property_with_no_name_is_not_vouched_for(godot_bin: str, tmp_path: Pa
             b'[node name="B" type="Node2D" parent="."]\n"" = 1\nposition = Vector2(1, 2)\n')
     (result,) = run_check(godot_bin, {"unnamed.tscn": text}, tmp_path)
     assert result["scan"]["unreadable"] and not result["scan"]["finished"]
+
+
+def test_an_escaped_surrogate_reads_as_the_engine_reads_it(godot_bin: str, tmp_path: Path) -> None:
+    # A pair is one character (the engine joins them), a half alone is a parse error there.
+    head = b'[gd_scene format=3]\n\n[node name="Root" type="Node2D"]\n'
+    files = {"pair": head + b'"scr\\uD83D\\uDE00" = 1\n', "lead": head + b'x = "\\uD83Da"\n',
+             "trail": head + b'x = "\\uDE00"\n', "leads": head + b'x = "\\uD83D\\uD83D"\n'}
+    results = run_check(godot_bin, files, tmp_path)
+    assert [r["scan"]["corrupt"] for r in results] == [False, True, True, True]
