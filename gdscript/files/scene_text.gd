@@ -55,7 +55,19 @@ func open(p_path: String, job: Job, where: String) -> void:
 	if not FileAccess.file_exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return
-	text = FileAccess.get_file_as_string(path)
+	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
+	text = bytes.get_string_from_utf8()
+	# The edited text is written back as UTF-8: bytes that are not would come back otherwise, and
+	# the engine builds a string's bytes before it reads them as UTF-8, so a string holding a stray
+	# byte and an escape would name another file (found by a red-team read). A byte order mark goes
+	# too (get_string_from_utf8() drops it): the editor writes neither.
+	if text.to_utf8_buffer() != bytes:
+		job.fail(
+			Job.UNSAFE_RESOURCE,
+			"%s: %s is not UTF-8 text throughout, which an edit would rewrite; fix its encoding first" % [where, path],
+			where
+		)
+		return
 	if not text.begins_with("[gd_scene"):
 		job.fail(
 			Job.LOAD_FAILED, "%s: %s is not a text scene (it does not start with [gd_scene)" % [where, path], where

@@ -669,6 +669,23 @@ def test_a_scene_whose_sections_share_an_id_is_not_edited(project: Path, bridge:
     assert not (project / "ran.txt").exists()
 
 
+def test_a_scene_not_utf8_throughout_is_not_edited(project: Path, bridge: Bridge) -> None:
+    # Found by a red-team read: the edit read the scene as decoded text, in which a stray byte had
+    # become U+FFFD, and wrote that back; the engine builds a string's bytes before it reads them as
+    # UTF-8, so "res://\xc3\u00a9.gd" (é.gd) came back naming another file, a script that then ran.
+    scene = project / "s.tscn"
+    scene.write_bytes(b'[gd_scene format=3]\n\n[ext_resource type="Script" path="res://\xc3\\u00a9.gd" id="1"]\n\n'
+                      b'[sub_resource type="Resource" id="r"]\nscript = ExtResource("1")\n\n'
+                      b'[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
+                      b'[node name="A" type="Node2D" parent="."]\nposition = Vector2(1, 2)\n')
+    before = scene.read_bytes()
+    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A",
+                properties={"position": [5, 5]})
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "is not UTF-8 text throughout" in reply["error"]["message"]
+    assert scene.read_bytes() == before
+
+
 def test_an_id_escaped_as_a_surrogate_pair_is_read_as_the_engine_joins_it(project: Path, bridge: Bridge) -> None:
     # Found by a red-team read: the engine joins \uD83D\uDE00 into one character past 0xFF, which
     # becomes one space; the reader made each half a space, so "1\uD83D\uDE00" and "1 " were two ids
