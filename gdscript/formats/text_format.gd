@@ -40,8 +40,9 @@ static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x
 var stopped_at: int = -1
 ## The class of the section being read (its properties' hints say which are file paths).
 var _section_type: String = ""
-## The class the header names for the [resource] section.
+## The class the header names for the [resource] section, and whether the header is a scene's.
 var _main_type: String = ""
+var _scene: bool = false
 ## Whether ExtResource/SubResource take paths here (no handler installed yet), as Resource always does.
 var _generic_refs: bool = true
 ## Config files (.import, .remap) have "simple" section headers: anything up to an unescaped `]`.
@@ -87,6 +88,7 @@ func outline(start: int = 0, stop_at: Dictionary = {}) -> Array[Dictionary]:
 	elif not _holds_nul():
 		_pos = start
 		_generic_refs = false
+		_scene = true
 		_stop_at = stop_at
 		stopped_at = _sections("")
 		if stopped_at >= 0 and not _outline.is_empty():
@@ -159,7 +161,10 @@ func _sections(section: String) -> int:
 			section = _describe(tag)
 			_note_section(tag, _event_start)
 			_tag_classes(tag, section)
-			var type: Variant = tag["fields"].get("type", _main_type if tag["name"] == "resource" else "")
+			# The loader makes the main resource of the header's type, whatever a [resource] tag says (a
+			# red-team read: `[resource type="Resource"]` under a CompressedTexture2D header hid its
+			# load_path from the path checks, and the engine opened the file named).
+			var type: Variant = _main_type if tag["name"] == "resource" else tag["fields"].get("type", "")
 			_section_type = type if _is_text(type) else ""
 			# The first tag after the header was read without reference handlers (see the file
 			# comment); the loader installs them only then.
@@ -218,6 +223,7 @@ func _header() -> void:
 			if script_class != null and str(script_class) != "":
 				_scan.mark_script("the header's script_class %s" % JSON.stringify(script_class))
 		"gd_scene":
+			_scene = true
 			_scan.add_class("PackedScene", "the scene")
 		_:
 			_corrupt("its header [%s] is neither gd_resource nor gd_scene" % header["name"])
@@ -270,7 +276,10 @@ func _tag_classes(tag: Dictionary, where: String) -> void:
 				_fail("%s names no type as a plain string" % where)
 				return
 			_scan.add_class(sub_type, where)
-		"resource", "node", "connection", "editable":
+		"resource":
+			if _scene:
+				_corrupt("%s is in a scene, where the engine's loader refuses it" % where)
+		"node", "connection", "editable":
 			pass
 		_:
 			_corrupt("%s is not a tag the engine's loader knows" % where)

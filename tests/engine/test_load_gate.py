@@ -518,3 +518,22 @@ def test_files_alike_but_for_their_header_get_each_their_own_verdict(project: Pa
             alone.append(code(fresh, name))
     assert together == alone + alone
     assert alone[0] == alone[1] == "ok" and alone[2] == "unsafe_resource"
+
+
+@pytest.mark.parametrize("tag", ["[resource]", '[resource type="Resource"]'])
+def test_a_main_resource_is_judged_by_the_headers_class_whatever_its_tag_says(watched: Watched, tag: str) -> None:
+    # Found by a red-team read: the loader makes the main resource of the header's type and ignores
+    # a type on its [resource] tag, which the reader took, so a CompressedTexture2D's load_path was not
+    # judged as a path and the engine opened the file outside the project.
+    bait = watched.bait("probe.ctex")
+    watched.write("t.tres", f'[gd_resource type="CompressedTexture2D" format=3]\n\n{tag}\nload_path = "{bait}"\n')
+    reply = watched.run("resource_read", resource_path="t.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "path_outside_project", reply
+    watched.assert_nothing_ran()
+
+
+def test_a_count_under_a_resource_tag_of_another_type_is_still_held(watched: Watched) -> None:
+    watched.write("c.tres", '[gd_resource type="Curve" format=3]\n\n[resource type="Resource"]\npoint_count = 200000\n')
+    reply = watched.run("resource_read", resource_path="c.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "200000 entries" in reply["error"]["message"]

@@ -93,3 +93,10 @@ def test_an_escaped_surrogate_reads_as_the_engine_reads_it(godot_bin: str, tmp_p
              "trail": head + b'x = "\\uDE00"\n', "leads": head + b'x = "\\uD83D\\uD83D"\n'}
     results = run_check(godot_bin, files, tmp_path)
     assert [r["scan"]["corrupt"] for r in results] == [False, True, True, True]
+
+
+def test_a_resource_section_in_a_scene_is_corrupt(godot_bin: str, tmp_path: Path) -> None:
+    # ResourceLoaderText: "found the 'resource' tag on a scene file!".
+    text = b'[gd_scene format=3]\n\n[resource]\nload_path = "x"\n\n[node name="Root" type="Node2D"]\n'
+    (result,) = run_check(godot_bin, {"resource_in_scene.tscn": text}, tmp_path)
+    assert result["scan"]["corrupt"] and not result["scan"]["finished"]
