@@ -349,6 +349,9 @@ func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 		_outlines.clear()
 	_outlines[content.sha256_text()] = [outline, scan]
 	var gained: String = _gained(scan)
+	if gained.is_empty() and scan.finished:
+		var kept: String = _kept_changed(content, bytes, outline)
+		gained = "" if kept.is_empty() else "lines it kept would read otherwise: " + kept
 	if not gained.is_empty():
 		job.fail(
 			Job.UNSAFE_RESOURCE,
@@ -363,14 +366,6 @@ func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 				"%s: the edited %s would not parse (%s); nothing was written"
 				% [where, path, scan.corrupt + scan.unreadable]
 			),
-			where
-		)
-		return PackedByteArray()
-	var changed: String = _kept_changed(content, bytes, outline)
-	if not changed.is_empty():
-		job.fail(
-			Job.UNSAFE_RESOURCE,
-			"%s: the edit of %s would change how lines it kept read (%s); nothing was written" % [where, path, changed],
 			where
 		)
 		return PackedByteArray()

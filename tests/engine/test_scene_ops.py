@@ -604,6 +604,25 @@ def test_a_value_the_node_already_has_changes_nothing(scenes: Path, bridge: Brid
     assert refused["error"]["code"] == "invalid_value", refused
 
 
+# What the edits below would swap in: a script that leaves ran.txt once it runs.
+EVIL = 'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n'
+
+
+def assert_edit_refused(bridge: Bridge, project: Path, text: str | bytes, properties: dict[str, Any],
+                        words: str) -> None:
+    """An edit of node A of `text` (s.tscn, beside harmless.gd and EVIL as evil.gd) is refused with
+    unsafe_resource saying `words`, the scene is as it was, and nothing ran."""
+    (project / "harmless.gd").write_text("extends Resource\n")
+    (project / "evil.gd").write_text(EVIL)
+    data = text.encode() if isinstance(text, str) else text
+    (project / "s.tscn").write_bytes(data)
+    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A", properties=properties)
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert words in reply["error"]["message"]
+    assert (project / "s.tscn").read_bytes() == data
+    assert not (project / "ran.txt").exists()
+
+
 @pytest.mark.parametrize("hidden", ['"', '"\\u0000'], ids=["quote", "quote-and-escaped-nul"])
 @pytest.mark.parametrize("comment", ["", "; café\n"], ids=["ascii", "not-ascii"])
 def test_an_edit_that_would_change_how_the_lines_it_kept_read_is_refused(
@@ -613,26 +632,15 @@ def test_an_edit_that_would_change_how_the_lines_it_kept_read_is_refused(
     # the scene already named. As many scripts, classes and files as before, and a proof that does not
     # tell two scripts of one Object apart: it was written, and a plain load then ran evil.gd. A third
     # read hid the line again behind `"\u0000`, which the reader took for an empty name (it is " ").
-    (project / "harmless.gd").write_text("extends Resource\n")
-    (project / "evil.gd").write_text(
-        'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n')
-    scene = project / "swap.tscn"
-    scene.write_text(
-        '[gd_scene format=3]\n\n' + comment
+    assert_edit_refused(
+        bridge, project, '[gd_scene format=3]\n\n' + comment
         + '[ext_resource type="Script" path="res://harmless.gd" id="1"]\n'
         '[ext_resource type="Script" path="res://evil.gd" id="2"]\n\n'
         '[node name="Root" type="Node2D"]\n\n[node name="A" type="Node2D" parent="."]\n'
         'position = Vector2(1, 2) metadata/m = Object(Resource, "resource_local_to_scene": false,'
         ' "script": ExtResource("1")) ' + hidden + '\n'
         'metadata/m = Object(Resource, "resource_local_to_scene": false, "script": ExtResource("2"))\n'
-        '\\"" "metadata/w" = 1\n')
-    before = scene.read_bytes()
-    reply = run(bridge, project, "node_set_properties", scene_path="swap.tscn", node_path="A",
-                properties={"position": [5, 5]})
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert "would change how lines it kept read" in reply["error"]["message"]
-    assert scene.read_bytes() == before
-    assert not (project / "ran.txt").exists()
+        '\\"" "metadata/w" = 1\n', {"position": [5, 5]}, "lines it kept would read otherwise")
 
 
 def test_a_name_made_of_an_escaped_nul_reads_as_the_engine_reads_it(project: Path, bridge: Bridge) -> None:
@@ -650,55 +658,36 @@ def test_a_scene_whose_sections_share_an_id_is_not_edited(project: Path, bridge:
     # Found by a red-team read: `id=01` is "1" to the engine, which reads ExtResource(1) as the last
     # section of that id; the edit dropped harmless.gd's as unused (the reference is not quoted), and
     # the sub_resource's script became evil.gd.
-    (project / "harmless.gd").write_text("extends Resource\n")
-    (project / "evil.gd").write_text(
-        'extends Resource\nfunc _init() -> void:\n\tFileAccess.open("res://ran.txt", FileAccess.WRITE)\n')
-    scene = project / "s.tscn"
-    scene.write_text(
-        '[gd_scene format=3]\n\n[ext_resource type="Script" path="res://evil.gd" id=01]\n'
+    assert_edit_refused(
+        bridge, project, '[gd_scene format=3]\n\n[ext_resource type="Script" path="res://evil.gd" id=01]\n'
         '[ext_resource type="Script" path="res://harmless.gd" id="1"]\n\n'
         '[sub_resource type="Resource" id="r"]\nscript = ExtResource(1)\n\n'
         '[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
-        '[node name="A" type="Node2D" parent="."]\nposition = Vector2(1, 2) ; ExtResource("1")\n')
-    before = scene.read_bytes()
-    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A",
-                properties={"position": [5, 5]})
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert "which another has too" in reply["error"]["message"]
-    assert scene.read_bytes() == before
-    assert not (project / "ran.txt").exists()
+        '[node name="A" type="Node2D" parent="."]\nposition = Vector2(1, 2) ; ExtResource("1")\n',
+        {"position": [5, 5]}, "which another has too")
 
 
 def test_a_scene_not_utf8_throughout_is_not_edited(project: Path, bridge: Bridge) -> None:
     # Found by a red-team read: the edit read the scene as decoded text, in which a stray byte had
     # become U+FFFD, and wrote that back; the engine builds a string's bytes before it reads them as
     # UTF-8, so "res://\xc3\u00a9.gd" (é.gd) came back naming another file, a script that then ran.
-    scene = project / "s.tscn"
-    scene.write_bytes(b'[gd_scene format=3]\n\n[ext_resource type="Script" path="res://\xc3\\u00a9.gd" id="1"]\n\n'
-                      b'[sub_resource type="Resource" id="r"]\nscript = ExtResource("1")\n\n'
-                      b'[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
-                      b'[node name="A" type="Node2D" parent="."]\nposition = Vector2(1, 2)\n')
-    before = scene.read_bytes()
-    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A",
-                properties={"position": [5, 5]})
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert "is not UTF-8 text throughout" in reply["error"]["message"]
-    assert scene.read_bytes() == before
+    assert_edit_refused(
+        bridge, project, b'[gd_scene format=3]\n\n[ext_resource type="Script" path="res://\xc3\\u00a9.gd" id="1"]\n\n'
+        b'[sub_resource type="Resource" id="r"]\nscript = ExtResource("1")\n\n'
+        b'[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
+        b'[node name="A" type="Node2D" parent="."]\nposition = Vector2(1, 2)\n', {"position": [5, 5]},
+        "is not UTF-8 text throughout")
 
 
 def test_an_id_escaped_as_a_surrogate_pair_is_read_as_the_engine_joins_it(project: Path, bridge: Bridge) -> None:
     # Found by a red-team read: the engine joins \uD83D\uDE00 into one character past 0xFF, which
     # becomes one space; the reader made each half a space, so "1\uD83D\uDE00" and "1 " were two ids
     # to it and one to the engine, and dropping "1 " as unused gave its references evil.gd.
-    scene = project / "s.tscn"
-    scene.write_text('[gd_scene format=3]\n\n[ext_resource type="Script" path="res://evil.gd" id="1\\uD83D\\uDE00"]\n'
-                     '[ext_resource type="Script" path="res://harmless.gd" id="1 "]\n\n'
-                     '[sub_resource type="Resource" id="r"]\nscript = ExtResource("1\\uD83D\\uDE00")\n\n'
-                     '[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
-                     '[node name="A" type="Sprite2D" parent="."]\ntexture = ExtResource("1 ")\n')
-    before = scene.read_bytes()
-    reply = run(bridge, project, "node_set_properties", scene_path="s.tscn", node_path="A",
-                properties={"texture": None})
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert "which another has too" in reply["error"]["message"]
-    assert scene.read_bytes() == before
+    assert_edit_refused(
+        bridge, project, '[gd_scene format=3]\n\n'
+        '[ext_resource type="Script" path="res://evil.gd" id="1\\uD83D\\uDE00"]\n'
+        '[ext_resource type="Script" path="res://harmless.gd" id="1 "]\n\n'
+        '[sub_resource type="Resource" id="r"]\nscript = ExtResource("1\\uD83D\\uDE00")\n\n'
+        '[node name="Root" type="Node2D"]\nmetadata/x = SubResource("r")\n\n'
+        '[node name="A" type="Sprite2D" parent="."]\ntexture = ExtResource("1 ")\n', {"texture": None},
+        "which another has too")
