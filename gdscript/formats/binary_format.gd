@@ -410,8 +410,8 @@ static func _read_property(c: _Cursor, owner_type: String, where: String) -> voi
 		return
 	var at: String = "%s, property %s" % [where, name]
 	var bundled: bool = owner_type == "PackedScene" and name == "_bundled"
-	var path_property: bool = Scan.is_path_property(owner_type, name)
-	if path_property and _need(c, 4, "a value type in " + at) and c.bytes.decode_u32(c.pos) == _V_STRING:
+	var read_property: bool = Scan.is_read_property(owner_type, name)
+	if read_property and _need(c, 4, "a value type in " + at) and c.bytes.decode_u32(c.pos) == _V_STRING:
 		c.pos += 4
 		c.scan.add_value(owner_type, name, _string(c, "a string in " + at), where)
 		return
@@ -421,7 +421,7 @@ static func _read_property(c: _Cursor, owner_type: String, where: String) -> voi
 			var count: int = c.bytes.decode_s32(c.pos + 4) if kind == _V_INT else c.bytes.decode_s64(c.pos + 4)
 			c.scan.add_value(owner_type, name, count, where)
 	var type: int = _skip_value(c, 0, at, bundled)
-	if c.ok and path_property and type != _V_NIL:
+	if c.ok and read_property and type != _V_NIL:
 		c.scan.add_value(owner_type, name, type, where)  # not a string: refused
 	if c.ok and name == "script" and type != _V_NIL:
 		c.scan.mark_script(where)

@@ -18,8 +18,16 @@ const PATH_HINTS: Array[int] = [
 ## The most entries an array of properties may be given (Curve.point_count, Gradient's): far above
 ## what a resource holds, far below what holds an engine for minutes. props.gd holds requests to it.
 const MAX_COUNT: int = 100000
+## What the text reader gives for a value that is neither a string, a number nor null (text_format.gd).
+const OTHER: String = "\u0001(a composite value)"
 const _PATH: String = "path"
 const _COUNT: String = "count"
+const _CODE: String = "code"
+## The classes whose property holds shader source, which the engine preprocesses when it is set (its
+## `#include`s loaded then, each with its `.remap` read first): class -> that property.
+const _SHADER_SOURCES: Dictionary = {
+	"Shader": "code", "ShaderInclude": "code", "VisualShaderNodeExpression": "expression"
+}
 
 ## Class -> {name of each of its path and count properties: _PATH or _COUNT}, filled as classes are met.
 static var _special_properties: Dictionary = {}
@@ -46,6 +54,8 @@ var scripts: int = 0
 ## Values of properties the engine treats as file or folder paths, which it opens itself, not through
 ## ResourceLoader (CompressedTexture2D.load_path): [{"path": String, "where": String}].
 var file_values: Array[Dictionary] = []
+## Shader source the file sets, which the engine preprocesses as it loads: [{"code": String, "where": String}].
+var shader_code: Array[Dictionary] = []
 ## How many findings name a line of the file in their `where` (a script set on a line, an inline
 ## Object or Resource(...)): findings that hold no line stay true wherever the text they were read
 ## from moves (scene_text.gd takes those of a scene's unedited end from its last read).
@@ -105,21 +115,34 @@ func add_value(type: String, name: String, value: Variant, where: String) -> voi
 		fail(
 			"%s sets %s to %d entries, more than the bridge lets the engine make (%d)" % [where, name, value, MAX_COUNT]
 		)
-	if kind != _PATH or value == null:
+	if kind not in [_PATH, _CODE] or value == null:
 		return
-	if typeof(value) != TYPE_STRING:
-		fail("%s sets %s, a file path, to a value that is not a plain string" % [where, name])
+	if typeof(value) != TYPE_STRING or value == OTHER:
+		fail(
+			(
+				"%s sets %s, a %s, to a value that is not a plain string"
+				% [where, name, "file path" if kind == _PATH else "shader's source"]
+			)
+		)
+	elif kind == _CODE:
+		shader_code.append({"code": value, "where": "%s, %s" % [where, name]})
 	else:
 		file_values.append({"path": value, "where": "%s, %s" % [where, name]})
 
 
-## Whether ClassDB hints property `name` of class `type` as a path the engine opens.
-static func is_path_property(type: String, name: String) -> bool:
-	return property_kind(type, name) == _PATH
+## Whether property `name` of class `type` holds shader source (which the engine preprocesses when set).
+static func is_shader_source(type: String, name: String) -> bool:
+	return property_kind(type, name) == _CODE
+
+
+## Whether property `name` of class `type` is a path the engine opens (ClassDB hints it so) or shader
+## source the engine preprocesses: a value read for add_value().
+static func is_read_property(type: String, name: String) -> bool:
+	return property_kind(type, name) in [_PATH, _CODE]
 
 
 ## "path" for a property of `type` that ClassDB hints as a file or folder, "count" for an array's
-## count of entries, "" for any other (found from ClassDB once per class).
+## count of entries, "code" for shader source, "" for any other (found from ClassDB once per class).
 static func property_kind(type: String, name: String) -> String:
 	if not _special_properties.has(type):
 		var kinds: Dictionary = {}
@@ -129,6 +152,9 @@ static func property_kind(type: String, name: String) -> String:
 					kinds[info["name"]] = _PATH
 				elif info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY:
 					kinds[info["name"]] = _COUNT
+			for source: String in _SHADER_SOURCES:
+				if ClassDB.is_parent_class(type, source):
+					kinds[_SHADER_SOURCES[source]] = _CODE
 		_special_properties[type] = kinds
 	return _special_properties[type].get(name, "")
 

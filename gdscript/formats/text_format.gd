@@ -31,7 +31,7 @@ const _STOR_FIX: Array[String] = ["inf", "-inf", "inf_neg", "nan"]
 const _MAX_DEPTH: int = 64
 
 ## What a value was, for the callers that look at values: a string, a number, null, or OTHER.
-const OTHER: String = "\u0001(a composite value)"
+const OTHER: String = Scan.OTHER
 
 ## A byte that cannot be part of a run of numbers, inf/nan names, commas and whitespace.
 static var _not_numeric: RegEx = RegEx.create_from_string("[^0-9A-Za-z_.,+\\-\\x01-\\x20]")

@@ -59,6 +59,9 @@ const _CHECK_FAILED: String = "cannot be vouched for: the bridge's check of it f
 
 ## A shader's `#include "file"` line, as the preprocessor reads it.
 static var _include: RegEx = RegEx.create_from_string('(?m)^[ \\t]*#[ \\t]*include[ \\t]+"([^"]*)"')
+## An `#include` _include does not read: behind a comment or mid-line (the preprocessor drops comments
+## before it reads a directive).
+static var _hidden_include: RegEx = RegEx.create_from_string("#[ \\t]*(?:/\\*[\\s\\S]*?\\*/[ \\t]*)*include")
 ## Scans of the files read so far, by what they depend on (_scan_key()).
 static var _scans: Dictionary = {}
 ## A header line as the engine's saver writes it, its uid apart.
@@ -225,7 +228,8 @@ static func _verdict(path: String) -> Array:
 		return [Job.NOT_IMPORTED, "has not been imported by the engine (the project has no import data for it)"]
 	var magic: String = head.slice(0, 4).get_string_from_ascii()
 	if not job.allow_scripts and extension in _SHADERS and file != null:
-		var included: Array = _includes_fault(head + file.get_buffer(file.get_length() - head.size()), path)
+		var source: PackedByteArray = head + file.get_buffer(file.get_length() - head.size())
+		var included: Array = includes_fault(source.get_string_from_utf8(), path)
 		if not included.is_empty():
 			return included
 	if job.allow_scripts or not (extension in _TEXT_EXTENSIONS or magic == "RSRC" or magic == "RSCC"):
@@ -234,6 +238,10 @@ static func _verdict(path: String) -> Array:
 	var problem: Array = judge(scan)
 	if problem != MAY:
 		return problem
+	for source: Dictionary in scan.shader_code:
+		var included: Array = includes_fault(source["code"], path)
+		if not included.is_empty():
+			return [included[0], "sets shader source (%s) that %s" % [source["where"], included[1]]]
 	_mend_stale_uids(scan, path)
 	if _names_unknown_uid_at_stale_path(scan, path):
 		var uids: GDScript = own_script(_PROJECT_UIDS)
@@ -271,11 +279,19 @@ static func _by_uid(load: Dictionary) -> String:
 	return ResourceUID.get_id_path(id) if id != ResourceUID.INVALID_ID and ResourceUID.has_id(id) else ""
 
 
-## Why a shader's `#include`s must not be loaded, as [code, why], or []: the shader preprocessor
-## loads each with ResourceLoader::load, which reads a `.remap` beside it first (remap_fault()).
-## Each included file is judged here in turn when it loads, its own includes with it.
-static func _includes_fault(bytes: PackedByteArray, path: String) -> Array:
-	for found: RegExMatch in _include.search_all(bytes.get_string_from_utf8()):
+## Why the `#include`s of shader source `code` (of the file at `path`) must not be loaded, as [code,
+## why], or []: the shader preprocessor loads each with ResourceLoader::load, which reads a `.remap`
+## beside it first (remap_fault()), when the source is set, whether from a shader file, a resource's
+## property or a request. Each included file is judged here in turn when it loads, its own includes
+## with it. The preprocessor joins a line that ends in a backslash to the next and drops comments
+## before it reads a directive: an `#include` hidden so is refused (found by a red-team read:
+## `/**/#include` and `#\` then `include` loaded a `.remap` unread, which ran code).
+static func includes_fault(code: String, path: String) -> Array:
+	var joined: String = code.replace("\\\r\n", "").replace("\\\n", "")
+	if _hidden_include.search(_include.sub(joined, "", true)) != null:
+		var why: String = "has an #include behind a comment or not on a line of its own, which the bridge does not follow"
+		return [Job.UNSAFE_RESOURCE, why]
+	for found: RegExMatch in _include.search_all(joined):
 		var named: String = found.get_string(1)
 		if not named.contains("://"):
 			named = path.get_base_dir().path_join(named).simplify_path()

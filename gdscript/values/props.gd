@@ -62,7 +62,8 @@ static func infos(target: Object) -> Dictionary:
 ## Whether `value` may be set as the property `info` describes, before the engine acts on it: a path
 ## the engine opens by itself (CompressedTexture2D.load_path, hinted as a file in ClassDB) must
 ## lead inside the project, the count of an array of properties (Curve.point_count) must be one the
-## engine makes in a moment, not two billion entries, and a texture's size in pixels one a GPU takes.
+## engine makes in a moment, not two billion entries, a texture's size in pixels one a GPU takes,
+## and shader source may include only what a shader file may (Gate.includes_fault()).
 static func settable(target: Object, info: Dictionary, value: Variant, job: Job, where: String, member: String) -> bool:
 	if info["type"] == TYPE_STRING and info["hint"] in Scan.PATH_HINTS:
 		var fault: Array = Gate.opened_file_fault(value)
@@ -74,6 +75,12 @@ static func settable(target: Object, info: Dictionary, value: Variant, job: Job,
 				"%s: %s names %s, which the engine would open" % [where, JSON.stringify(value), fault[1]],
 				member
 			)
+			return false
+	if typeof(value) == TYPE_STRING and Scan.is_shader_source(target.get_class(), info["name"]):
+		# The engine preprocesses shader source as it is set, each #include loaded then.
+		var included: Array = Gate.includes_fault(value, "res://")
+		if not included.is_empty():
+			job.fail(included[0], "%s: the shader source given %s" % [where, included[1]], member)
 			return false
 	if info["type"] == TYPE_INT and info["usage"] & PROPERTY_USAGE_ARRAY and (value < 0 or value > Scan.MAX_COUNT):
 		job.fail(

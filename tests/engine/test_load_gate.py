@@ -537,3 +537,34 @@ def test_a_count_under_a_resource_tag_of_another_type_is_still_held(watched: Wat
     reply = watched.run("resource_read", resource_path="c.tres")
     assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
     assert "200000 entries" in reply["error"]["message"]
+
+
+def test_a_shader_resource_including_a_file_beside_a_remap_runs_nothing(watched: Watched) -> None:
+    # Found while mending the red-team reads below: a Shader's code in a .tres is preprocessed as it
+    # loads, so its #include read the .remap beside the file (and ran it) before the gate was asked.
+    watched.write("inc.gdshaderinc", "float f() { return 1.0; }\n")
+    watched.write("inc.gdshaderinc.remap", remap_that_runs("remap_tres_include"))
+    watched.write("shader.tres", shader_tres('shader_type spatial;\n#include "res://inc.gdshaderinc"\n'))
+    reply = watched.run("resource_read", resource_path="shader.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "sets shader source" in reply["error"]["message"]
+    created = watched.run("resource_create", resource_type="Shader", resource_path="made.tres",
+                          properties={"code": 'shader_type spatial;\n#include "res://inc.gdshaderinc"\n'})
+    assert created["result"] == "error" and created["error"]["code"] == "unsafe_resource", created
+    watched.assert_nothing_ran()
+
+
+@pytest.mark.parametrize("hidden", ['/**/#include "inc.gdshaderinc"', '#\\\ninclude "inc.gdshaderinc"',
+                                    '/* a\nb */ #include "inc.gdshaderinc"'], ids=["comment", "continued", "mid-line"])
+def test_a_hidden_shader_include_is_refused(watched: Watched, hidden: str) -> None:
+    # Found by a red-team read: the preprocessor drops comments and joins continued lines before it
+    # reads a directive, where the gate's pattern did not look, so the .remap beside the include ran.
+    watched.write("inc.gdshaderinc", "// nothing\n")
+    watched.write("inc.gdshaderinc.remap", remap_that_runs("remap_hidden_include"))
+    watched.write("s.gdshader", f"shader_type spatial;\n{hidden}\n")
+    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
+                        shader_path="s.gdshader")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert not (watched.project / "m.tres").exists()
+    watched.assert_nothing_ran()
+
