@@ -464,6 +464,11 @@ func _asset(path: String, real: String, original_path: String) -> Variant:
 		var why: String = "cannot be vouched for: the bridge's import checks did not load (is its install whole?)"
 		return _refuse(path, Job.UNSAFE_RESOURCE, why, original_path)
 	var sections: Array[Dictionary] = imported.config(real + ".import")
+	# The engine's importer parses the whole .import as it loads the asset, its values made as
+	# objects (found by a red-team read: an Object(GDScript, ...) there ran, with importer="keep").
+	var inert: String = imported.inert(real + ".import")
+	if not inert.is_empty():
+		return _refuse(path, Job.UNSAFE_RESOURCE, "cannot be loaded: %s" % inert, original_path)
 	# allow_scripts lifts the script rule (an import remapped to a script loads it), not the confinement.
 	var code: PackedStringArray = PackedStringArray() if job.allow_scripts else code_extensions()
 	var unsafe: Array = imported.unsafe_import(sections, code)

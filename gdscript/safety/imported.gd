@@ -141,6 +141,20 @@ static func _size(path: String) -> int:
 	return file.get_length() if file != null else -1
 
 
+## Why the engine's own parser of the config file at `path` (an asset's .import: its importer parses
+## it whole when the asset loads) would load or make an object, or the file cannot be vouched for;
+## "" when neither. `what` names the file in the reason.
+static func inert(path: String, what: String = "its .import") -> String:
+	var scan: Scan = Scan.new()
+	TextFormat.new(FileAccess.get_file_as_bytes(path), scan, true).config_file()
+	if scan.stopped() or not scan.finished:
+		return "%s cannot be read: %s" % [what, scan.unreadable if not scan.unreadable.is_empty() else scan.corrupt]
+	if not scan.loads.is_empty() or not scan.classes.is_empty():
+		var where: String = (scan.loads[0] if not scan.loads.is_empty() else scan.classes[0])["where"]
+		return "%s writes a value that makes the engine load or create an object (%s)" % [what, where]
+	return ""
+
+
 ## The sections of a file in the engine's config syntax (values: see TextFormat.config_file).
 static func config(path: String) -> Array[Dictionary]:
 	return TextFormat.new(FileAccess.get_file_as_bytes(path), Scan.new(), true).config_file()

@@ -287,15 +287,10 @@ func _rewritten(source: String, importer: String, settings: ConfigFile, written:
 ## the gate's reader (formats/text_format.gd) looks first, the engine's own parser reads only then.
 ## Return why it was not read, or "".
 static func _read_config(real: String, config: ConfigFile, what: String) -> String:
-	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(real)
-	var scan: Scan = Scan.new()
-	TextFormat.new(bytes, scan, true).config_file()
-	if scan.stopped() or not scan.finished:
-		return "%s cannot be read: %s" % [what, scan.unreadable if not scan.unreadable.is_empty() else scan.corrupt]
-	if not scan.loads.is_empty() or not scan.classes.is_empty():
-		var where: String = (scan.loads[0] if not scan.loads.is_empty() else scan.classes[0])["where"]
-		return "%s writes a value that makes the engine load or create an object (%s)" % [what, where]
-	if config.parse(bytes.get_string_from_utf8()) != OK:
+	var inert: String = Imported.inert(real, what)
+	if not inert.is_empty():
+		return inert
+	if config.parse(FileAccess.get_file_as_bytes(real).get_string_from_utf8()) != OK:
 		return "%s cannot be parsed by the engine" % what
 	return ""
 

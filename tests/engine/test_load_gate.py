@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import hostile_corpus as corpus
-from conftest import broken_scripts, changed_scripts, run_cli
+from conftest import REPO, broken_scripts, changed_scripts, run_cli
 from gdres import Bridge
 from gdres.engine import godot as engines
 from gdres.engine import wall
@@ -568,3 +568,16 @@ def test_a_hidden_shader_include_is_refused(watched: Watched, hidden: str) -> No
     assert not (watched.project / "m.tres").exists()
     watched.assert_nothing_ran()
 
+
+def test_an_import_file_whose_values_make_objects_runs_nothing(watched: Watched) -> None:
+    # Found by a red-team read: the engine's importer parses an asset's whole .import as it loads it,
+    # and the gate read it for its paths alone; with importer="keep" nothing else was asked of it.
+    watched.write("icon.png", (REPO / "examples" / "project" / "textures" / "checker.png").read_bytes())
+    kept = remap_that_runs("import_object").replace("[remap]\n", '[remap]\nimporter="keep"\n')
+    watched.write("icon.png.import", kept)
+    watched.write("holder.tres", '[gd_resource type="Resource" format=3]\n\n[ext_resource type="Texture2D"'
+                  ' path="res://icon.png" id="1"]\n\n[resource]\nmetadata/t = ExtResource("1")\n')
+    reply = watched.run("resource_read", resource_path="holder.tres")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "makes the engine load or create an object" in reply["error"]["message"]
+    watched.assert_nothing_ran()
