@@ -62,6 +62,9 @@ static var _include: RegEx = RegEx.create_from_string('(?m)^[ \\t]*#[ \\t]*inclu
 ## An `#include` _include does not read: behind a comment or mid-line (the preprocessor drops comments
 ## before it reads a directive).
 static var _hidden_include: RegEx = RegEx.create_from_string("#[ \\t]*(?:/\\*[\\s\\S]*?\\*/[ \\t]*)*include")
+## An `#if` or `#elif`, however written: the preprocessor evaluates its condition with Expression,
+## which calls functions (str_to_var() makes objects, scripts included: found by a red-team read).
+static var _condition: RegEx = RegEx.create_from_string("#[ \\t]*(?:/\\*[\\s\\S]*?\\*/[ \\t]*)*(?:el)?if\\b")
 ## Scans of the files read so far, by what they depend on (_scan_key()).
 static var _scans: Dictionary = {}
 ## A header line as the engine's saver writes it, its uid apart.
@@ -288,11 +291,21 @@ static func _by_uid(load: Dictionary) -> String:
 ## `/**/#include` and `#\` then `include` loaded a `.remap` unread, which ran code).
 static func includes_fault(code: String, path: String) -> Array:
 	var joined: String = code.replace("\\\r\n", "").replace("\\\n", "")
+	if _condition.search(joined) != null:
+		var condition: String = "has an #if or #elif, whose condition the engine evaluates as code (#ifdef is fine)"
+		return [Job.UNSAFE_RESOURCE, condition]
 	if _hidden_include.search(_include.sub(joined, "", true)) != null:
 		var why: String = "has an #include behind a comment or not on a line of its own, which the bridge does not follow"
 		return [Job.UNSAFE_RESOURCE, why]
 	for found: RegExMatch in _include.search_all(joined):
 		var named: String = found.get_string(1)
+		# The engine makes an absolute path inside the project a res:// one (and reads the .remap
+		# there), where joining it here did not (found by a red-team read); a uid:// is looked up
+		# before its .remap is read. A shader names its includes by res:// or relative paths alone.
+		if named.is_absolute_path() and not named.begins_with("res://"):
+			if not named.contains("://") and not Paths.inside(Paths.real(named)):
+				return [Job.PATH_OUTSIDE_PROJECT, "includes %s, outside the project" % named]
+			return [Job.UNSAFE_RESOURCE, "includes %s, which is not a res:// or relative path" % named]
 		if not named.contains("://"):
 			named = path.get_base_dir().path_join(named).simplify_path()
 		if not Paths.inside(Paths.real(named)):

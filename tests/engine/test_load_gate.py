@@ -581,3 +581,44 @@ def test_an_import_file_whose_values_make_objects_runs_nothing(watched: Watched)
     assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
     assert "makes the engine load or create an object" in reply["error"]["message"]
     watched.assert_nothing_ran()
+
+
+def one_line(text: str) -> str:
+    """`text` as a string literal of the engine's parser on one line."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+@pytest.mark.parametrize("how", ["call", "pasted"])
+def test_a_shader_condition_that_would_run_code_is_refused(watched: Watched, how: str) -> None:
+    # Found by a red-team read: the preprocessor evaluates #if and #elif with Expression, which calls
+    # functions: str_to_var() made a script object from text and ran it (also with the name pasted
+    # together by a macro), from a shader file, a .tres's code or a request's.
+    source = one_line(corpus.gd_source("shader_if", "RefCounted"))
+    made = one_line(f'Object(RefCounted,"script":Object(GDScript,"script/source":{source}))')
+    if how == "call":
+        condition = f"#if str_to_var({made}) != null\n#endif\n"
+    else:
+        condition = f"#define CAT(a, b) a##b\n#if 0\n#elif CAT(str_to, _var)({made}) != null\n#endif\n"
+    code = f"shader_type spatial;\n{condition}void fragment() {{ ALBEDO = vec3(1.0); }}\n"
+    watched.write("s.gdshader", code)
+    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
+                        shader_path="s.gdshader")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "#if or #elif" in reply["error"]["message"]
+    created = watched.run("resource_create", resource_type="Shader", resource_path="c.tres",
+                          properties={"code": code})
+    assert created["result"] == "error" and created["error"]["code"] == "unsafe_resource", created
+    watched.assert_nothing_ran()
+
+
+def test_a_shader_including_the_projects_own_file_by_absolute_path_is_refused(watched: Watched) -> None:
+    # Found by a red-team read: the engine makes an absolute path inside the project res://, and read
+    # the .remap there; the gate joined it to the shader's folder and looked elsewhere.
+    watched.write("inc.gdshaderinc", "// nothing\n")
+    watched.write("inc.gdshaderinc.remap", remap_that_runs("remap_absolute_include"))
+    watched.write("s.gdshader", f'shader_type spatial;\n#include "{watched.project / "inc.gdshaderinc"}"\n')
+    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
+                        shader_path="s.gdshader")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert "not a res:// or relative path" in reply["error"]["message"]
+    watched.assert_nothing_ran()
