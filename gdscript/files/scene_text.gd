@@ -35,6 +35,8 @@ var sections: Array[Dictionary] = []
 var nodes: Dictionary = {}
 ## The files the edit names that the scene did not (each was loaded through the gate on its way in).
 var added: PackedStringArray = []
+## The scene's bytes as read, which `text` encodes back to exactly (open() makes sure).
+var _bytes: PackedByteArray = []
 var _edits: Array = []
 ## The sub_resource sections the edit adds: [id, text], nested ones first.
 var _new_subs: Array[Array] = []
@@ -55,13 +57,13 @@ func open(p_path: String, job: Job, where: String) -> void:
 	if not FileAccess.file_exists(path):
 		job.fail(Job.NOT_FOUND, "%s: %s does not exist" % [where, path], where)
 		return
-	var bytes: PackedByteArray = FileAccess.get_file_as_bytes(path)
-	text = bytes.get_string_from_utf8()
+	_bytes = FileAccess.get_file_as_bytes(path)
+	text = _bytes.get_string_from_utf8()
 	# The edited text is written back as UTF-8: bytes that are not would come back otherwise, and
 	# the engine builds a string's bytes before it reads them as UTF-8, so a string holding a stray
 	# byte and an escape would name another file (found by a red-team read). A byte order mark goes
 	# too (get_string_from_utf8() drops it): the editor writes neither.
-	if text.to_utf8_buffer() != bytes:
+	if text.to_utf8_buffer() != _bytes:
 		job.fail(
 			Job.UNSAFE_RESOURCE,
 			"%s: %s is not UTF-8 text throughout, which an edit would rewrite; fix its encoding first" % [where, path],
@@ -380,7 +382,7 @@ func checked_bytes(content: String, job: Job, where: String) -> PackedByteArray:
 ## assignments once it was gone: found by a red-team read, a scene's script swapped for another it
 ## named already, with as many scripts, classes and files as before, so _gained() saw nothing.
 func _kept_changed(content: String, bytes: PackedByteArray, outline: Array[Dictionary]) -> String:
-	var old: PackedByteArray = text.to_utf8_buffer()
+	var old: PackedByteArray = _bytes
 	var old_outline: Array[Dictionary] = sections
 	var ranges: Array[Array] = _replaced
 	if old.size() != text.length() or bytes.size() != content.length():
@@ -462,7 +464,7 @@ static func _tag_bytes(bytes: PackedByteArray, section: Dictionary) -> PackedByt
 ## `into`: by reread() from the read of `text` where both are ASCII (their outlines' offsets count
 ## bytes), else read whole. An edit of a few lines of a scene of 50 nodes read whole cost ~5 ms here.
 func _read_edit(content: String, bytes: PackedByteArray, into: Scan) -> Array[Dictionary]:
-	var old: PackedByteArray = text.to_utf8_buffer()
+	var old: PackedByteArray = _bytes
 	if bytes.size() == content.length() and old.size() == text.length():
 		var outline: Array[Dictionary] = reread(old, sections, _before, bytes, into)
 		if not outline.is_empty():
