@@ -554,18 +554,29 @@ def test_a_shader_resource_including_a_file_beside_a_remap_runs_nothing(watched:
     watched.assert_nothing_ran()
 
 
+def remapped_include(watched: Watched, case: str) -> None:
+    """inc.gdshaderinc, with a .remap beside it whose value runs code once the engine parses it."""
+    watched.write("inc.gdshaderinc", "// nothing\n")
+    watched.write("inc.gdshaderinc.remap", remap_that_runs(case))
+
+
+def assert_shader_refused(watched: Watched, code: str, words: str = "") -> None:
+    """A ShaderMaterial made with s.gdshader holding `code` is refused as unsafe (saying `words`), and not written."""
+    watched.write("s.gdshader", code)
+    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
+                        shader_path="s.gdshader")
+    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
+    assert words in reply["error"]["message"]
+    assert not (watched.project / "m.tres").exists()
+
+
 @pytest.mark.parametrize("hidden", ['/**/#include "inc.gdshaderinc"', '#\\\ninclude "inc.gdshaderinc"',
                                     '/* a\nb */ #include "inc.gdshaderinc"'], ids=["comment", "continued", "mid-line"])
 def test_a_hidden_shader_include_is_refused(watched: Watched, hidden: str) -> None:
     # Found by a red-team read: the preprocessor drops comments and joins continued lines before it
     # reads a directive, where the gate's pattern did not look, so the .remap beside the include ran.
-    watched.write("inc.gdshaderinc", "// nothing\n")
-    watched.write("inc.gdshaderinc.remap", remap_that_runs("remap_hidden_include"))
-    watched.write("s.gdshader", f"shader_type spatial;\n{hidden}\n")
-    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
-                        shader_path="s.gdshader")
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert not (watched.project / "m.tres").exists()
+    remapped_include(watched, "remap_hidden_include")
+    assert_shader_refused(watched, f"shader_type spatial;\n{hidden}\n")
     watched.assert_nothing_ran()
 
 
@@ -600,11 +611,7 @@ def test_a_shader_condition_that_would_run_code_is_refused(watched: Watched, how
     else:
         condition = f"#define CAT(a, b) a##b\n#if 0\n#elif CAT(str_to, _var)({made}) != null\n#endif\n"
     code = f"shader_type spatial;\n{condition}void fragment() {{ ALBEDO = vec3(1.0); }}\n"
-    watched.write("s.gdshader", code)
-    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
-                        shader_path="s.gdshader")
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert "#if or #elif" in reply["error"]["message"]
+    assert_shader_refused(watched, code, "#if or #elif")
     created = watched.run("resource_create", resource_type="Shader", resource_path="c.tres",
                           properties={"code": code})
     assert created["result"] == "error" and created["error"]["code"] == "unsafe_resource", created
@@ -614,11 +621,7 @@ def test_a_shader_condition_that_would_run_code_is_refused(watched: Watched, how
 def test_a_shader_including_the_projects_own_file_by_absolute_path_is_refused(watched: Watched) -> None:
     # Found by a red-team read: the engine makes an absolute path inside the project res://, and read
     # the .remap there; the gate joined it to the shader's folder and looked elsewhere.
-    watched.write("inc.gdshaderinc", "// nothing\n")
-    watched.write("inc.gdshaderinc.remap", remap_that_runs("remap_absolute_include"))
-    watched.write("s.gdshader", f'shader_type spatial;\n#include "{watched.project / "inc.gdshaderinc"}"\n')
-    reply = watched.run("material_create", material_type="ShaderMaterial", resource_path="m.tres",
-                        shader_path="s.gdshader")
-    assert reply["result"] == "error" and reply["error"]["code"] == "unsafe_resource", reply
-    assert "not a res:// or relative path" in reply["error"]["message"]
+    remapped_include(watched, "remap_absolute_include")
+    include = f'shader_type spatial;\n#include "{watched.project / "inc.gdshaderinc"}"\n'
+    assert_shader_refused(watched, include, "not a res:// or relative path")
     watched.assert_nothing_ran()
